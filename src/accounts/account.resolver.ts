@@ -1,0 +1,16 @@
+import { Arg, Ctx, Query, Resolver } from 'type-graphql';
+import { asDeveloper, type Context } from '../context.js';
+import { WalletIdResponse } from './account.types.js';
+
+@Resolver()
+export class AccountResolver {
+  @Query(() => WalletIdResponse, {
+    description:
+      'Developer (secret key): resolve a username or phone number to a walletId. Identifiers starting with 09, 9, 08 or 8 are phone numbers. REST: GET /api/v1/account/{identifier}.',
+  })
+  async walletId(@Arg('identifier', () => String) identifier: string, @Ctx() ctx: Context): Promise<WalletIdResponse> {
+    asDeveloper(ctx);
+    const walletId = await ctx.services.accounts.walletIdFor(ctx.em, identifier);
+    return Object.assign(new WalletIdResponse(), { walletId });
+  }
+}

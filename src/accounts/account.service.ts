@@ -1,0 +1,104 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Config } from '../config.js';
+import { AppError, badInput, notFound } from '../errors.js';
+import { parseAmount } from '../money.js';
+import { recordTopUp } from '../ledger/ledger.js';
+import { normalisePhone, normaliseUsername, parseIdentifier } from './identifier.js';
+import { User } from './user.entity.js';
+import { Wallet, WalletStatus } from './wallet.entity.js';
+
+const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** A new opaque wallet id: `wlt_` + 24 random base62 characters (~142 bits). */
+export function newWalletId(): string {
+  const bytes = randomBytes(24);
+  let id = 'wlt_';
+  for (const b of bytes) id += BASE62[b % 62];
+  return id;
+}
+
+export interface CreateUserFields {
+  username: string;
+  phone: string;
+  balance?: number | undefined;
+  currency?: string | undefined;
+}
+
+/** Users and their wallets. */
+export class AccountService {
+  constructor(private readonly config: Config) {}
+
+  /** Resolves a username or phone number (SPEC rule) to the user's walletId. */
+  async walletIdFor(em: EntityManager, identifier: string): Promise<string> {
+    const parsed = parseIdentifier(identifier);
+    const rows: Array<{ id: string }> =
+      parsed.kind === 'phone'
+        ? await em.execute('select w.id from wallets w join users u on u.id = w.user_id where u.phone = ?', [parsed.phone])
+        : await em.execute('select w.id from wallets w join users u on u.id = w.user_id where lower(u.username) = ?', [
+            parsed.username,
+          ]);
+    const row = rows[0];
+    if (!row) throw notFound('Account not found');
+    return row.id;
+  }
+
+  /** Creates a user with an ACTIVE wallet, optionally funded (a TOPUP ledger entry). */
+  async createUser(em: EntityManager, fields: CreateUserFields): Promise<{ userId: string; walletId: string }> {
+    const username = normaliseUsername(fields.username);
+    const phone = normalisePhone(fields.phone);
+    const currency = (fields.currency ?? this.config.defaultCurrency).toUpperCase();
+    if (!/^[A-Z]{3}$/.test(currency)) throw badInput('currency must be an ISO 4217 code such as ETB');
+    const balance = fields.balance === undefined || fields.balance === 0 ? null : parseAmount(fields.balance, 1e12, 'balance');
+    return em.transactional(async (tem) => {
+      const taken = await tem.execute<Array<{ username: string; phone: string }>>(
+        'select username, phone from users where lower(username) = ? or phone = ?',
+        [username, phone],
+      );
+      if (taken.some((u) => u.username.toLowerCase() === username)) throw new AppError('CONFLICT', 'Username is taken');
+      if (taken.length > 0) throw new AppError('CONFLICT', 'Phone number is taken');
+      const user = tem.create(User, { id: randomUUID(), username, phone, createdAt: new Date() });
+      const wallet = tem.create(Wallet, {
+        id: newWalletId(),
+        userId: user.id,
+        status: WalletStatus.ACTIVE,
+        balance: '0.00',
+        currency,
+        createdAt: new Date(),
+        updatedAt: new Date(),
+      });
+      await tem.flush();
+      if (balance) await recordTopUp(tem, wallet.id, balance);
+      return { userId: user.id, walletId: wallet.id };
+    });
+  }
+
+  /** Finds a user by username (case-insensitive). */
+  async userByUsername(em: EntityManager, username: string): Promise<User> {
+    const rows = await em.execute<Array<{ id: string }>>('select id from users where lower(username) = ?', [
+      username.trim().toLowerCase(),
+    ]);
+    const row = rows[0];
+    if (!row) throw notFound('User not found');
+    return em.findOneOrFail(User, { id: row.id });
+  }
+
+  /** Changes a wallet's status (an operator's action). */
+  async setWalletStatus(em: EntityManager, walletId: string, status: WalletStatus): Promise<Wallet> {
+    if (!Object.values(WalletStatus).includes(status)) {
+      throw badInput(`status must be one of ${Object.values(WalletStatus).join(', ')}`);
+    }
+    const wallet = await em.findOne(Wallet, { id: walletId });
+    if (!wallet) throw notFound('Wallet not found');
+    wallet.status = status;
+    await em.flush();
+    return wallet;
+  }
+
+  /** Adds money to a wallet from an external source. */
+  async topUp(em: EntityManager, walletId: string, amount: number): Promise<Wallet> {
+    const exact = parseAmount(amount, this.config.maxAmount);
+    await em.transactional((tem) => recordTopUp(tem, walletId, exact));
+    return em.findOneOrFail(Wallet, { id: walletId }, { refresh: true });
+  }
+}

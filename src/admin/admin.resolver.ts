@@ -1,0 +1,153 @@
+import { Arg, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import type { FilterQuery } from '@mikro-orm/core';
+import { asAdmin, type Context } from '../context.js';
+import { Developer } from '../developers/developer.entity.js';
+import { Wallet, WalletStatus } from '../accounts/wallet.entity.js';
+import { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
+import { TransactionView } from '../transactions/transaction.types.js';
+import { issueSecretKey, revokeSecretKey } from '../auth/secret-keys.js';
+import { toAmountNumber } from '../money.js';
+import { paginate, type Page } from './pagination.js';
+import {
+  CreatedUser,
+  CreateUserInput,
+  DeveloperConnection,
+  DeveloperView,
+  IssuedSecretKey,
+  PaymentRequestConnection,
+  PaymentRequestFilter,
+  RevokedSecretKey,
+  TransactionConnection,
+  TransactionFilter,
+  WalletConnection,
+  WalletView,
+} from './admin.types.js';
+
+const walletView = (w: Wallet): WalletView =>
+  Object.assign(new WalletView(), {
+    walletId: w.id,
+    userId: w.userId,
+    status: w.status,
+    balance: toAmountNumber(w.balance),
+    currency: w.currency,
+    createdAt: w.createdAt,
+    updatedAt: w.updatedAt,
+  });
+
+const mapPage = <A, B>(page: Page<A>, f: (a: A) => B): Page<B> => ({ nodes: page.nodes.map(f), nextCursor: page.nextCursor });
+
+/** Internal tools (admin token): accounts, keys, money operations and cursor-paginated lists. */
+@Resolver()
+export class AdminResolver {
+  @Mutation(() => DeveloperView)
+  async createDeveloper(@Arg('name', () => String) name: string, @Ctx() ctx: Context): Promise<DeveloperView> {
+    asAdmin(ctx);
+    return ctx.services.developers.create(ctx.em, name);
+  }
+
+  @Mutation(() => IssuedSecretKey, { description: 'Issues a secret key for the running environment (sk_test_ / sk_live_).' })
+  async issueSecretKey(@Arg('developerId', () => ID) developerId: string, @Ctx() ctx: Context): Promise<IssuedSecretKey> {
+    asAdmin(ctx);
+    return issueSecretKey(ctx.em, ctx.services.config, developerId);
+  }
+
+  @Mutation(() => RevokedSecretKey, { description: 'Revokes a key; every instance refuses it within 5 seconds.' })
+  async revokeSecretKey(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: Context): Promise<RevokedSecretKey> {
+    asAdmin(ctx);
+    const revoked = await revokeSecretKey(ctx.em, keyId);
+    ctx.services.keys.forget(keyId);
+    return revoked;
+  }
+
+  @Mutation(() => CreatedUser)
+  async createUser(@Arg('input', () => CreateUserInput) input: CreateUserInput, @Ctx() ctx: Context): Promise<CreatedUser> {
+    asAdmin(ctx);
+    return ctx.services.accounts.createUser(ctx.em, input);
+  }
+
+  @Mutation(() => WalletView)
+  async topUpWallet(
+    @Arg('walletId', () => String) walletId: string,
+    @Arg('amount', () => Float) amount: number,
+    @Ctx() ctx: Context,
+  ): Promise<WalletView> {
+    asAdmin(ctx);
+    return walletView(await ctx.services.accounts.topUp(ctx.em, walletId, amount));
+  }
+
+  @Mutation(() => WalletView)
+  async setWalletStatus(
+    @Arg('walletId', () => String) walletId: string,
+    @Arg('status', () => WalletStatus) status: WalletStatus,
+    @Ctx() ctx: Context,
+  ): Promise<WalletView> {
+    asAdmin(ctx);
+    return walletView(await ctx.services.accounts.setWalletStatus(ctx.em, walletId, status));
+  }
+
+  @Mutation(() => TransactionView, { description: 'COMPLETED → REFUNDED: the wallet is credited back, the developer debited.' })
+  async refundTransaction(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<TransactionView> {
+    asAdmin(ctx);
+    return TransactionView.from(await ctx.services.transactions.refund(ctx.em, id));
+  }
+
+  @Query(() => DeveloperConnection)
+  async developers(
+    @Ctx() ctx: Context,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<DeveloperView>> {
+    asAdmin(ctx);
+    return paginate(ctx.em, Developer, {}, first, after);
+  }
+
+  @Query(() => WalletConnection)
+  async wallets(
+    @Ctx() ctx: Context,
+    @Arg('status', () => WalletStatus, { nullable: true }) status?: WalletStatus,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<WalletView>> {
+    asAdmin(ctx);
+    const where: FilterQuery<Wallet> = status ? { status } : {};
+    return mapPage(await paginate(ctx.em, Wallet, where, first, after), walletView);
+  }
+
+  @Query(() => PaymentRequestConnection)
+  async paymentRequests(
+    @Ctx() ctx: Context,
+    @Arg('filter', () => PaymentRequestFilter, { nullable: true }) filter?: PaymentRequestFilter,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<PaymentRequestView>> {
+    asAdmin(ctx);
+    const where: FilterQuery<PaymentRequest> = {};
+    if (filter?.status === PaymentRequestStatus.EXPIRED) {
+      Object.assign(where, { $or: [{ status: PaymentRequestStatus.EXPIRED }, { status: PaymentRequestStatus.PENDING, expiresAt: { $lte: new Date() } }] });
+    } else if (filter?.status === PaymentRequestStatus.PENDING) {
+      Object.assign(where, { status: PaymentRequestStatus.PENDING, expiresAt: { $gt: new Date() } });
+    } else if (filter?.status) {
+      Object.assign(where, { status: filter.status });
+    }
+    if (filter?.developerId) Object.assign(where, { developerId: filter.developerId });
+    if (filter?.walletId) Object.assign(where, { walletId: filter.walletId });
+    const now = new Date();
+    return mapPage(await paginate(ctx.em, PaymentRequest, where, first, after), (pr) => PaymentRequestView.from(pr, now));
+  }
+
+  @Query(() => TransactionConnection)
+  async transactions(
+    @Ctx() ctx: Context,
+    @Arg('filter', () => TransactionFilter, { nullable: true }) filter?: TransactionFilter,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<TransactionView>> {
+    asAdmin(ctx);
+    const where: FilterQuery<Transaction> = {};
+    if (filter?.status) Object.assign(where, { status: filter.status });
+    if (filter?.developerId) Object.assign(where, { developerId: filter.developerId });
+    return mapPage(await paginate(ctx.em, Transaction, where, first, after), TransactionView.from);
+  }
+}

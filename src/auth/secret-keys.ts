@@ -1,0 +1,160 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { SignJWT, jwtVerify, decodeProtectedHeader } from 'jose';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { AppError, notFound } from '../errors.js';
+import { Developer } from '../developers/developer.entity.js';
+import { SecretKey } from './secret-key.entity.js';
+import { sha256Hex } from './hash.js';
+
+/** Result of issuing a key: the full key is shown here once and never stored. */
+export interface IssuedKey {
+  keyId: string;
+  secretKey: string;
+}
+
+const environmentOf = (config: Config): 'test' | 'live' => (config.appEnv === 'production' ? 'live' : 'test');
+
+/** Issues a secret key for a developer: prefix + HS256 JWT; stores only its id and SHA-256. */
+export async function issueSecretKey(em: EntityManager, config: Config, developerId: string): Promise<IssuedKey> {
+  const developer = await em.findOne(Developer, { id: developerId });
+  if (!developer) throw notFound('Developer not found');
+  const keyId = randomUUID();
+  const env = environmentOf(config);
+  const jwt = await new SignJWT({ dev: developerId, env })
+    .setProtectedHeader({ alg: 'HS256', kid: keyId, typ: 'JWT' })
+    .setIssuedAt()
+    .setJti(randomUUID())
+    .sign(new TextEncoder().encode(config.keySigningSecret));
+  const secretKey = `${config.keyPrefix}${jwt}`;
+  const row = em.create(SecretKey, {
+    id: keyId,
+    developerId,
+    keyHash: sha256Hex(secretKey),
+    environment: env,
+    createdAt: new Date(),
+    revokedAt: null,
+  });
+  await em.persistAndFlush(row);
+  return { keyId, secretKey };
+}
+
+/** Revokes a key; every instance stops accepting it within the key cache TTL (≤ 5 s). */
+export async function revokeSecretKey(em: EntityManager, keyId: string): Promise<{ keyId: string; revokedAt: Date }> {
+  const key = await em.findOne(SecretKey, { id: keyId });
+  if (!key) throw notFound('Secret key not found');
+  key.revokedAt ??= new Date();
+  await em.flush();
+  return { keyId, revokedAt: key.revokedAt };
+}
+
+interface CachedKey {
+  developerId: string;
+  keyHash: Buffer;
+  revoked: boolean;
+  fetchedAt: number;
+}
+
+/** Why a key was refused; logged, never told to the caller. */
+export type KeyRejection =
+  | 'wrong_prefix'
+  | 'malformed'
+  | 'bad_signature'
+  | 'unknown_key'
+  | 'hash_mismatch'
+  | 'revoked'
+  | 'wrong_environment';
+
+/**
+ * Verifies secret keys. The stored row of a key is cached for `keyCacheTtlMs` (≤ 5 s), so
+ * most requests cost no database round trip and a revocation is seen by every instance in time.
+ */
+export class SecretKeyVerifier {
+  private readonly cache = new Map<string, CachedKey>();
+  private readonly inflight = new Map<string, Promise<CachedKey | null>>();
+  private readonly secret: Uint8Array;
+  private static readonly MAX_ENTRIES = 10_000;
+
+  constructor(
+    private readonly config: Config,
+    private readonly forkEm: () => EntityManager,
+    private readonly log: Logger,
+  ) {
+    this.secret = new TextEncoder().encode(config.keySigningSecret);
+  }
+
+  /** Returns the developer behind a key, or throws 401 `Invalid secret key`. */
+  async verify(secretKey: string): Promise<{ developerId: string; keyId: string }> {
+    const result = await this.check(secretKey);
+    if ('reason' in result) {
+      this.log.info({ reason: result.reason }, 'secret key rejected');
+      throw new AppError('UNAUTHENTICATED', 'Invalid secret key');
+    }
+    return result;
+  }
+
+  /** Forgets a cached key (after a revocation on this instance). */
+  forget(keyId: string): void {
+    this.cache.delete(keyId);
+  }
+
+  private async check(secretKey: string): Promise<{ developerId: string; keyId: string } | { reason: KeyRejection }> {
+    if (!secretKey.startsWith(this.config.keyPrefix)) {
+      return { reason: /^sk_(test|live)_/.test(secretKey) ? 'wrong_environment' : 'wrong_prefix' };
+    }
+    const jwt = secretKey.slice(this.config.keyPrefix.length);
+    let keyId: string;
+    let developerId: string;
+    try {
+      const header = decodeProtectedHeader(jwt);
+      if (header.alg !== 'HS256' || typeof header.kid !== 'string') return { reason: 'malformed' };
+      const { payload } = await jwtVerify(jwt, this.secret, { algorithms: ['HS256'] });
+      if (typeof payload.dev !== 'string') return { reason: 'malformed' };
+      if (payload.env !== (this.config.appEnv === 'production' ? 'live' : 'test')) return { reason: 'wrong_environment' };
+      keyId = header.kid;
+      developerId = payload.dev;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      return { reason: code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' ? 'bad_signature' : 'malformed' };
+    }
+    const stored = await this.lookup(keyId);
+    if (!stored) return { reason: 'unknown_key' };
+    const presented = Buffer.from(sha256Hex(secretKey), 'hex');
+    if (!timingSafeEqual(presented, stored.keyHash) || stored.developerId !== developerId) {
+      return { reason: 'hash_mismatch' };
+    }
+    if (stored.revoked) return { reason: 'revoked' };
+    return { developerId, keyId };
+  }
+
+  private async lookup(keyId: string): Promise<CachedKey | null> {
+    const now = Date.now();
+    const hit = this.cache.get(keyId);
+    if (hit && now - hit.fetchedAt < this.config.keyCacheTtlMs) return hit;
+    let pending = this.inflight.get(keyId);
+    if (!pending) {
+      pending = this.fetch(keyId).finally(() => this.inflight.delete(keyId));
+      this.inflight.set(keyId, pending);
+    }
+    return pending;
+  }
+
+  private async fetch(keyId: string): Promise<CachedKey | null> {
+    const row = await this.forkEm().findOne(SecretKey, { id: keyId });
+    if (!row) return null;
+    const entry: CachedKey = {
+      developerId: row.developerId,
+      keyHash: Buffer.from(row.keyHash, 'hex'),
+      revoked: row.revokedAt !== null,
+      fetchedAt: Date.now(),
+    };
+    if (this.cache.size >= SecretKeyVerifier.MAX_ENTRIES) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.delete(keyId);
+    this.cache.set(keyId, entry);
+    return entry;
+  }
+}

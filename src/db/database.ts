@@ -1,0 +1,65 @@
+import { MikroORM } from '@mikro-orm/postgresql';
+import type { Options } from '@mikro-orm/postgresql';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import ormConfig from '../../mikro-orm.config.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
+
+export interface DatabaseOptions {
+  /** A PostgreSQL URL; without it an embedded PostgreSQL (PGlite) is started. */
+  url?: string | undefined;
+  /** Where the embedded database keeps its files; `memory://` for a throwaway one. */
+  dataDir?: string;
+  poolMax?: number;
+  /** Apply pending migrations before returning (default true). */
+  migrate?: boolean;
+}
+
+/** An open database: the ORM plus whatever must be closed with it. */
+export interface Database {
+  readonly orm: MikroORM;
+  /** The embedded PostgreSQL, when one was started. */
+  readonly embedded: EmbeddedPostgres | undefined;
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+/** Opens the ORM on DATABASE_URL or on an embedded PostgreSQL and runs pending migrations. */
+export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
+  const poolMax = opts.poolMax ?? 10;
+  let embedded: EmbeddedPostgres | undefined;
+  let url = opts.url;
+  if (!url) {
+    const dataDir = opts.dataDir ?? '.data';
+    const dir = dataDir.startsWith('memory://') ? dataDir : path.resolve(dataDir, 'pg');
+    if (!dir.startsWith('memory://')) await mkdir(dir, { recursive: true });
+    embedded = await startEmbeddedPostgres(dir, poolMax + 10);
+    url = embedded.url;
+  }
+  const options: Options = {
+    ...ormConfig,
+    clientUrl: url,
+    pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000 },
+    driverOptions: {
+      connection: { connectionTimeoutMillis: 3000, statement_timeout: 15_000 },
+    },
+  };
+  let orm: MikroORM;
+  try {
+    orm = await MikroORM.init(options);
+    if (opts.migrate ?? true) await orm.getMigrator().up();
+  } catch (err) {
+    await embedded?.close();
+    throw err;
+  }
+  const finalUrl = url;
+  return {
+    orm,
+    embedded,
+    url: finalUrl,
+    async close() {
+      await orm.close(true);
+      await embedded?.close();
+    },
+  };
+}

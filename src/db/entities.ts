@@ -1,0 +1,9 @@
+import { Developer } from '../developers/developer.entity.js';
+import { SecretKey } from '../auth/secret-key.entity.js';
+import { User } from '../accounts/user.entity.js';
+import { Wallet } from '../accounts/wallet.entity.js';
+import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
+import { Transaction } from '../transactions/transaction.entity.js';
+
+/** Every entity the ORM maps. */
+export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction];

@@ -1,0 +1,56 @@
+import 'reflect-metadata';
+import { loadConfig, ConfigError } from './config.js';
+import { createLogger } from './logger.js';
+import { openDatabase } from './db/database.js';
+import { createGateway } from './server.js';
+
+/** Process entry: configuration → database (migrated) → gateway → signal handling. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  if (config.devSecretsInUse.length > 0) {
+    logger.warn({ secrets: config.devSecretsInUse }, 'using built-in development secrets; never do this in production');
+  }
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax });
+  logger.info({ database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, 'database ready, migrations applied');
+  const gateway = await createGateway({ config, db, logger });
+  const url = await gateway.listen();
+  logger.info({ url, env: config.appEnv }, 'wallet gateway listening');
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took longer than 10 s; exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    try {
+      await gateway.dispose();
+      await db.close();
+      logger.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`wallet-gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

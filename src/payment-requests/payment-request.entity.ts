@@ -1,0 +1,52 @@
+import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/core';
+import { randomUUID } from 'node:crypto';
+import { registerEnumType } from 'type-graphql';
+
+export enum PaymentRequestStatus {
+  PENDING = 'PENDING',
+  APPROVED = 'APPROVED',
+  REJECTED = 'REJECTED',
+  EXPIRED = 'EXPIRED',
+  CANCELLED = 'CANCELLED',
+}
+registerEnumType(PaymentRequestStatus, { name: 'PaymentRequestStatus' });
+
+/** A developer's request for money from a wallet, waiting for the user's decision. */
+@Entity({ tableName: 'payment_requests' })
+export class PaymentRequest {
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @Property({ type: 'uuid' })
+  developerId!: string;
+
+  @Property({ type: 'text' })
+  walletId!: string;
+
+  @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
+  amount!: string;
+
+  @Property({ type: 'text' })
+  currency!: string;
+
+  @Property({ type: 'text' })
+  description!: string;
+
+  @Property({ type: 'text' })
+  merchantName!: string;
+
+  @Enum({ items: () => PaymentRequestStatus, nativeEnumName: 'payment_request_status' })
+  status: PaymentRequestStatus = PaymentRequestStatus.PENDING;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  createdAt!: Date;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  expiresAt!: Date;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  updatedAt!: Date;
+
+  @Property({ type: 'uuid', nullable: true })
+  transactionId: string | null = null;
+}

@@ -1,0 +1,85 @@
+import { Field, Float, ID, InputType, ObjectType } from 'type-graphql';
+import { PaymentRequestStatus, type PaymentRequest } from './payment-request.entity.js';
+import { effectiveStatus, effectiveUpdatedAt } from './payment-request.service.js';
+import { toAmountNumber } from '../money.js';
+
+@ObjectType('PaymentRequest', { description: 'A request for money from a wallet, as its developer and its user see it.' })
+export class PaymentRequestView {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => PaymentRequestStatus, { description: 'EXPIRED from expiresAt on, even before the sweeper ran.' })
+  status!: PaymentRequestStatus;
+
+  @Field(() => Float)
+  amount!: number;
+
+  @Field(() => String, { description: 'ISO 4217 code (the wallet’s currency).' })
+  currency!: string;
+
+  @Field(() => String)
+  description!: string;
+
+  @Field(() => String)
+  merchantName!: string;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date)
+  expiresAt!: Date;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+
+  @Field(() => ID, { nullable: true, description: 'Set when the request is APPROVED.' })
+  transactionId!: string | null;
+
+  static from(pr: PaymentRequest, now = new Date()): PaymentRequestView {
+    return Object.assign(new PaymentRequestView(), {
+      id: pr.id,
+      status: effectiveStatus(pr, now),
+      amount: toAmountNumber(pr.amount),
+      currency: pr.currency,
+      description: pr.description,
+      merchantName: pr.merchantName,
+      createdAt: pr.createdAt,
+      expiresAt: pr.expiresAt,
+      updatedAt: effectiveUpdatedAt(pr, now),
+      transactionId: pr.transactionId,
+    });
+  }
+}
+
+@ObjectType('PaymentRequestResponse', { description: 'Result of requestPayment.' })
+export class PaymentRequestResponse {
+  @Field(() => Boolean)
+  success!: boolean;
+
+  @Field(() => String)
+  message!: string;
+
+  @Field(() => ID, { nullable: true })
+  paymentRequestId?: string;
+
+  @Field(() => PaymentRequestStatus, { nullable: true })
+  status?: PaymentRequestStatus;
+
+  @Field(() => Date, { nullable: true })
+  expiresAt?: Date;
+}
+
+@InputType('RequestPaymentInput', { description: 'Exactly the four documented fields of POST /wallet/request-payment.' })
+export class RequestPaymentInput {
+  @Field(() => String, { description: 'From walletId(identifier).' })
+  walletId!: string;
+
+  @Field(() => Float, { description: '0.01 to MAX_AMOUNT, at most 2 decimal places.' })
+  amount!: number;
+
+  @Field(() => String, { description: '1-255 characters after trimming.' })
+  description!: string;
+
+  @Field(() => String, { description: '1-100 characters after trimming.' })
+  merchantName!: string;
+}

@@ -1,0 +1,47 @@
+import type { GraphQLError } from 'graphql';
+import { AppError, INTERNAL_MESSAGE } from '../errors.js';
+
+const TYPE_WORDS: Record<string, string> = {
+  Float: 'a number',
+  Int: 'an integer',
+  String: 'a string',
+  ID: 'a string',
+  Boolean: 'a boolean',
+};
+
+/**
+ * Rewords a GraphQL variable-coercion error (the request did not fit the input type) into a
+ * REST client's terms: which field, and what was wrong. Returns undefined for other errors.
+ */
+export function translateCoercionError(message: string): string | undefined {
+  if (!message.startsWith('Variable "$')) return undefined;
+  let m = /Field "(\w+)" is not defined by type/.exec(message);
+  if (m) return `Unknown field "${m[1]}"`;
+  m = /Field "(\w+)" of required type "[^"]+" was not provided/.exec(message);
+  if (m) return `${m[1]} is required`;
+  m = /at "\w+\.(\w+)"; (\w+) cannot represent/.exec(message);
+  if (m) {
+    const word = TYPE_WORDS[m[2]!] ?? `of type ${m[2]}`;
+    return m[2] === 'Float' && /non numeric value: (NaN|-?Infinity)/.test(message)
+      ? `${m[1]} must be a finite number`
+      : `${m[1]} must be ${word}`;
+  }
+  if (/Expected type "\w+" to be an object/.test(message) || /must not be null/.test(message)) {
+    return 'Request body must be a JSON object';
+  }
+  return 'Invalid request';
+}
+
+/** Maps the first error of a GraphQL result to the error the REST door answers with. */
+export function restErrorOf(error: GraphQLError): { statusCode: number; message: string; internal: boolean } {
+  const original = error.originalError;
+  if (original instanceof AppError) return { statusCode: original.statusCode, message: original.message, internal: false };
+  const code = error.extensions?.code;
+  const statusCode = error.extensions?.statusCode;
+  if (typeof code === 'string' && typeof statusCode === 'number') {
+    return { statusCode, message: error.message, internal: false };
+  }
+  const coercion = !original ? translateCoercionError(error.message) : undefined;
+  if (coercion) return { statusCode: 400, message: coercion, internal: false };
+  return { statusCode: 500, message: INTERNAL_MESSAGE, internal: true };
+}

@@ -1,0 +1,60 @@
+/** One REST route: a line of the table. The route only maps path and body to GraphQL variables. */
+export interface RestRoute {
+  readonly method: 'GET' | 'POST';
+  /** Koa router path under /api/v1. */
+  readonly path: string;
+  /** The GraphQL operation this route runs; its single root field is the response body. */
+  readonly operation: string;
+  /** Whether the route reads a JSON body. */
+  readonly body: boolean;
+  /** Path parameters and body → operation variables. */
+  variables(params: Record<string, string>, body: unknown): Record<string, unknown>;
+}
+
+const PAYMENT_REQUEST_FIELDS =
+  'id status amount currency description merchantName createdAt expiresAt updatedAt transactionId';
+
+/** The REST surface of /api/v1 (SPEC §7). */
+export const REST_ROUTES: readonly RestRoute[] = [
+  {
+    method: 'POST',
+    path: '/wallet/request-payment',
+    body: true,
+    operation: `mutation RequestPayment($input: RequestPaymentInput!) {
+      requestPayment(input: $input) { success message paymentRequestId status expiresAt }
+    }`,
+    variables: (_params, body) => ({ input: body }),
+  },
+  {
+    method: 'GET',
+    path: '/wallet/payment-request/:requestId',
+    body: false,
+    operation: `query PaymentRequest($id: ID!) { paymentRequest(id: $id) { ${PAYMENT_REQUEST_FIELDS} } }`,
+    variables: (params) => ({ id: params.requestId }),
+  },
+  {
+    method: 'POST',
+    path: '/wallet/payment-request/:requestId/cancel',
+    body: false,
+    operation: `mutation CancelPaymentRequest($id: ID!) { cancelPaymentRequest(id: $id) { ${PAYMENT_REQUEST_FIELDS} } }`,
+    variables: (params) => ({ id: params.requestId }),
+  },
+  {
+    method: 'GET',
+    path: '/wallet/transaction/:transactionId',
+    body: false,
+    operation: `query Transaction($id: ID!) {
+      transaction(id: $id) {
+        id amount currency status type description createdAt updatedAt paymentProvider paymentReference
+      }
+    }`,
+    variables: (params) => ({ id: params.transactionId }),
+  },
+  {
+    method: 'GET',
+    path: '/account/:identifier',
+    body: false,
+    operation: `query WalletId($identifier: String!) { walletId(identifier: $identifier) { walletId } }`,
+    variables: (params) => ({ identifier: params.identifier }),
+  },
+];

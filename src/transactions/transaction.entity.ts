@@ -1,0 +1,68 @@
+import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/core';
+import { registerEnumType } from 'type-graphql';
+
+export enum TransactionStatus {
+  PENDING = 'PENDING',
+  PROCESSING = 'PROCESSING',
+  COMPLETED = 'COMPLETED',
+  FAILED = 'FAILED',
+  CANCELLED = 'CANCELLED',
+  REFUNDED = 'REFUNDED',
+}
+registerEnumType(TransactionStatus, { name: 'TransactionStatus' });
+
+export enum TransactionType {
+  WALLET_PAYMENT = 'WALLET_PAYMENT',
+}
+registerEnumType(TransactionType, { name: 'TransactionType' });
+
+export enum PaymentProvider {
+  WALLET = 'WALLET',
+}
+registerEnumType(PaymentProvider, { name: 'PaymentProvider' });
+
+/**
+ * Money that moved for an approved payment request. The payer's wallet and the developer are
+ * kept for the ledger and for ownership checks; no GraphQL field ever exposes them.
+ */
+@Entity({ tableName: 'transactions' })
+export class Transaction {
+  @PrimaryKey({ type: 'uuid' })
+  id!: string;
+
+  @Property({ type: 'uuid' })
+  paymentRequestId!: string;
+
+  @Property({ type: 'text' })
+  walletId!: string;
+
+  @Property({ type: 'uuid' })
+  developerId!: string;
+
+  @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
+  amount!: string;
+
+  @Property({ type: 'text' })
+  currency!: string;
+
+  @Enum({ items: () => TransactionStatus, nativeEnumName: 'transaction_status' })
+  status!: TransactionStatus;
+
+  @Property({ type: 'text' })
+  type: TransactionType = TransactionType.WALLET_PAYMENT;
+
+  @Property({ type: 'text' })
+  description!: string;
+
+  @Property({ type: 'text' })
+  paymentProvider: PaymentProvider = PaymentProvider.WALLET;
+
+  @Property({ type: 'text' })
+  paymentReference!: string;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  createdAt!: Date;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  updatedAt!: Date;
+}

@@ -1,0 +1,52 @@
+import { Field, Float, ID, ObjectType } from 'type-graphql';
+import { PaymentProvider, TransactionStatus, TransactionType, type Transaction } from './transaction.entity.js';
+import { toAmountNumber } from '../money.js';
+
+/** A transaction as clients see it: deliberately without any user, wallet or developer identifier. */
+@ObjectType('Transaction', { description: 'Money moved for an approved payment request. Never says who paid.' })
+export class TransactionView {
+  @Field(() => ID)
+  id!: string;
+
+  @Field(() => Float)
+  amount!: number;
+
+  @Field(() => String)
+  currency!: string;
+
+  @Field(() => TransactionStatus)
+  status!: TransactionStatus;
+
+  @Field(() => TransactionType)
+  type!: TransactionType;
+
+  @Field(() => String)
+  description!: string;
+
+  @Field(() => Date)
+  createdAt!: Date;
+
+  @Field(() => Date)
+  updatedAt!: Date;
+
+  @Field(() => PaymentProvider)
+  paymentProvider!: PaymentProvider;
+
+  @Field(() => String, { description: 'WPAY + 12 digits + "-" + 6 of A-Z0-9, e.g. WPAY000000001234-X7K2QD.' })
+  paymentReference!: string;
+
+  static from(tx: Transaction): TransactionView {
+    return Object.assign(new TransactionView(), {
+      id: tx.id,
+      amount: toAmountNumber(tx.amount),
+      currency: tx.currency,
+      status: tx.status,
+      type: tx.type,
+      description: tx.description,
+      createdAt: tx.createdAt,
+      updatedAt: tx.updatedAt,
+      paymentProvider: tx.paymentProvider,
+      paymentReference: tx.paymentReference,
+    });
+  }
+}
