@@ -58,6 +58,7 @@ export class AccountService {
       if (taken.some((u) => u.username.toLowerCase() === username)) throw new AppError('CONFLICT', 'Username is taken');
       if (taken.length > 0) throw new AppError('CONFLICT', 'Phone number is taken');
       const user = tem.create(User, { id: randomUUID(), username, phone, createdAt: new Date() });
+      await tem.flush();
       const wallet = tem.create(Wallet, {
         id: newWalletId(),
         userId: user.id,

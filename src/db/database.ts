@@ -3,7 +3,7 @@ import type { Options } from '@mikro-orm/postgresql';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import ormConfig from '../../mikro-orm.config.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
+import { runningEmbeddedUrl, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
 
 export interface DatabaseOptions {
   /** A PostgreSQL URL; without it an embedded PostgreSQL (PGlite) is started. */
@@ -33,8 +33,11 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     const dataDir = opts.dataDir ?? '.data';
     const dir = dataDir.startsWith('memory://') ? dataDir : path.resolve(dataDir, 'pg');
     if (!dir.startsWith('memory://')) await mkdir(dir, { recursive: true });
-    embedded = await startEmbeddedPostgres(dir, poolMax + 10);
-    url = embedded.url;
+    url = dir.startsWith('memory://') ? undefined : await runningEmbeddedUrl(dir);
+    if (!url) {
+      embedded = await startEmbeddedPostgres(dir, poolMax + 10);
+      url = embedded.url;
+    }
   }
   const options: Options = {
     ...ormConfig,

@@ -1,4 +1,4 @@
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import { AppError, INTERNAL_MESSAGE } from '../errors.js';
 
 const TYPE_WORDS: Record<string, string> = {
@@ -32,8 +32,9 @@ export function translateCoercionError(message: string): string | undefined {
   return 'Invalid request';
 }
 
-/** Maps the first error of a GraphQL result to the error the REST door answers with. */
-export function restErrorOf(error: GraphQLError): { statusCode: number; message: string; internal: boolean } {
+/** Maps the errors of a GraphQL result to the one error the REST door answers with. */
+export function restErrorOf(errors: readonly GraphQLError[]): { statusCode: number; message: string; internal: boolean } {
+  const error = errors[0]!;
   const original = error.originalError;
   if (original instanceof AppError) return { statusCode: original.statusCode, message: original.message, internal: false };
   const code = error.extensions?.code;
@@ -41,7 +42,10 @@ export function restErrorOf(error: GraphQLError): { statusCode: number; message:
   if (typeof code === 'string' && typeof statusCode === 'number') {
     return { statusCode, message: error.message, internal: false };
   }
-  const coercion = !original ? translateCoercionError(error.message) : undefined;
-  if (coercion) return { statusCode: 400, message: coercion, internal: false };
+  const isRequestError = (e: GraphQLError) => !e.originalError || (e.originalError instanceof GraphQLError && !(e.originalError instanceof AppError));
+  if (isRequestError(error)) {
+    const messages = errors.filter(isRequestError).map((e) => translateCoercionError(e.message) ?? 'Invalid request');
+    return { statusCode: 400, message: [...new Set(messages)].join('; '), internal: false };
+  }
   return { statusCode: 500, message: INTERNAL_MESSAGE, internal: true };
 }

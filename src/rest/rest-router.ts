@@ -53,7 +53,7 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       });
       const first = result.errors?.[0];
       if (first) {
-        const mapped = restErrorOf(first);
+        const mapped = restErrorOf(result.errors!);
         if (mapped.internal) {
           if (isDatabaseUnavailable(first.originalError)) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
           throw first.originalError ?? first;
