@@ -8,6 +8,7 @@ import type { PaymentRequestService } from './payment-requests/payment-request.s
 import type { AccountService } from './accounts/account.service.js';
 import type { TransactionService } from './transactions/transaction.service.js';
 import type { DeveloperService } from './developers/developer.service.js';
+import type { EventHub } from './events/event-hub.js';
 
 /** The stateless services, built once per process. */
 export interface Services {
@@ -17,6 +18,8 @@ export interface Services {
   readonly transactions: TransactionService;
   readonly developers: DeveloperService;
   readonly keys: SecretKeyVerifier;
+  /** This instance's event fan-out to subscribers. */
+  readonly events: EventHub;
 }
 
 /** What every resolver receives: the caller, a fresh EntityManager and the services. */

@@ -5,13 +5,18 @@ import { PaymentRequestResolver } from './payment-requests/payment-request.resol
 import { TransactionResolver } from './transactions/transaction.resolver.js';
 import { AccountResolver } from './accounts/account.resolver.js';
 import { AdminResolver } from './admin/admin.resolver.js';
+import { PaymentRequestSubscriptions } from './payment-requests/payment-request.subscriptions.js';
+import { createPubSub } from '@graphql-yoga/subscription';
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The one GraphQL schema; built once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [PaymentRequestResolver, TransactionResolver, AccountResolver, AdminResolver],
+    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver],
+    // type-graphql insists on a PubSub once a subscription exists; ours subscribe through the
+    // per-instance EventHub in the context instead, so this one stays unused.
+    pubSub: createPubSub(),
     validate: false,
     emitSchemaFile: false,
   });

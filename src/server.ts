@@ -6,8 +6,8 @@ import Router from '@koa/router';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { unwrapResolverError } from '@apollo/server/errors';
-import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { GraphQLError } from 'graphql';
+import { formatGraphQLError } from './format-error.js';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
@@ -24,6 +24,10 @@ import { DeveloperService } from './developers/developer.service.js';
 import { createRestRouter } from './rest/rest-router.js';
 import { apolloKoaMiddleware } from './http/apollo-koa.js';
 import type { GatewayState } from './http/state.js';
+import { EventHub } from './events/event-hub.js';
+import { CommitHookSource, PgListenSource } from './events/event-source.js';
+import { ExpirySweeper } from './payment-requests/expiry-sweeper.js';
+import { attachGraphqlWs, type GraphqlWs } from './ws/graphql-ws.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -35,6 +39,8 @@ export interface GatewayOptions {
 export interface Gateway {
   readonly server: http.Server;
   readonly services: Services;
+  readonly sweeper: ExpirySweeper;
+  readonly ws: GraphqlWs;
   listen(port?: number, host?: string): Promise<string>;
   /** Stops accepting, drains HTTP, closes sockets and the background work (not the database). */
   dispose(): Promise<void>;
@@ -50,13 +56,18 @@ const STATUS_MESSAGES: Record<number, string> = {
 
 /** Builds the services shared by every door. */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
+  const forkEm = () => db.orm.em.fork();
+  // NOTIFY does not cross connections of the embedded PostgreSQL: there, events are handed over
+  // by the commit hook in-process (one process owns an embedded database).
+  const source = db.embedded ? new CommitHookSource(db.orm) : new PgListenSource(db.url, logger);
   return {
     config,
     payments: new PaymentRequestService(config),
     accounts: new AccountService(config),
     transactions: new TransactionService(),
     developers: new DeveloperService(),
-    keys: new SecretKeyVerifier(config, () => db.orm.em.fork(), logger),
+    keys: new SecretKeyVerifier(config, forkEm, logger),
+    events: new EventHub(source, forkEm, logger),
   };
 }
 
@@ -66,6 +77,10 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const services = createServices(config, db, logger);
   const auth = createAuthenticator(config, services.keys);
   const server = http.createServer();
+  await services.events.start();
+  const sweeper = new ExpirySweeper(services.payments, () => db.orm.em.fork(), config.expirySweepIntervalMs, logger);
+  sweeper.start();
+  const ws = attachGraphqlWs({ server, schema, config, services, logger, forkEm: () => db.orm.em.fork() });
 
   const contextFor = (ctx: Koa.ParameterizedContext<GatewayState>, principal: Principal): Context => ({
     principal,
@@ -85,19 +100,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       ApolloServerPluginDrainHttpServer({ httpServer: server }),
       ...(config.appEnv === 'production' ? [ApolloServerPluginLandingPageDisabled()] : []),
     ],
-    formatError: (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-      const original = unwrapResolverError(error);
-      if (original instanceof AppError) return { ...formatted, extensions: { code: original.code, statusCode: original.statusCode } };
-      if (original instanceof GraphQLError || formatted.extensions?.code !== 'INTERNAL_SERVER_ERROR') {
-        const { stacktrace: _s, ...extensions } = formatted.extensions ?? {};
-        return { ...formatted, extensions };
-      }
-      if (isDatabaseUnavailable(original)) {
-        return { message: 'Service temporarily unavailable', path: formatted.path, extensions: { code: 'SERVICE_UNAVAILABLE', statusCode: 503 } };
-      }
-      logger.error({ err: original }, 'unexpected GraphQL error');
-      return { message: INTERNAL_MESSAGE, path: formatted.path, extensions: { code: 'INTERNAL_SERVER_ERROR', statusCode: 500 } };
-    },
+    formatError: (formatted, error) => formatGraphQLError(formatted, error, logger),
   });
   await apollo.start();
 
@@ -174,6 +177,8 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   return {
     server,
     services,
+    sweeper,
+    ws,
     listen(port = config.port, host = config.host) {
       return new Promise((resolve, reject) => {
         server.once('error', reject);
@@ -185,6 +190,9 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       });
     },
     async dispose() {
+      await sweeper.stop();
+      await ws.dispose();
+      await services.events.close();
       await apollo.stop();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -83,3 +83,47 @@ export class RequestPaymentInput {
   @Field(() => String, { description: '1-100 characters after trimming.' })
   merchantName!: string;
 }
+
+@ObjectType('PaymentRequestNotification', { description: 'Sent to the wallet owner when a payment request is created.' })
+export class PaymentRequestNotification {
+  @Field(() => ID) id!: string;
+  @Field(() => Float) amount!: number;
+  @Field(() => String) currency!: string;
+  @Field(() => String) description!: string;
+  @Field(() => String) merchantName!: string;
+  @Field(() => PaymentRequestStatus) status!: PaymentRequestStatus;
+  @Field(() => Date) createdAt!: Date;
+  @Field(() => Date) expiresAt!: Date;
+
+  static from(pr: PaymentRequest, now = new Date()): PaymentRequestNotification {
+    const v = PaymentRequestView.from(pr, now);
+    return Object.assign(new PaymentRequestNotification(), {
+      id: v.id,
+      amount: v.amount,
+      currency: v.currency,
+      description: v.description,
+      merchantName: v.merchantName,
+      status: v.status,
+      createdAt: v.createdAt,
+      expiresAt: v.expiresAt,
+    });
+  }
+}
+
+@ObjectType('PaymentRequestUpdate', { description: 'Sent to the wallet owner on every status change of a payment request.' })
+export class PaymentRequestUpdate {
+  @Field(() => ID) id!: string;
+  @Field(() => PaymentRequestStatus) status!: PaymentRequestStatus;
+  @Field(() => Date) updatedAt!: Date;
+  @Field(() => ID, { nullable: true }) transactionId!: string | null;
+
+  static from(pr: PaymentRequest, now = new Date()): PaymentRequestUpdate {
+    const v = PaymentRequestView.from(pr, now);
+    return Object.assign(new PaymentRequestUpdate(), {
+      id: v.id,
+      status: v.status,
+      updatedAt: v.updatedAt,
+      transactionId: v.transactionId,
+    });
+  }
+}

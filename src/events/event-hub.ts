@@ -1,0 +1,97 @@
+import { createPubSub } from '@graphql-yoga/subscription';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
+import type { EventSource } from './event-source.js';
+import type { WalletEvent, WalletEventType } from './events.js';
+
+/** Delivery statistics, read by the metrics endpoint. */
+export interface HubStats {
+  subscriptions: number;
+  delivered: number;
+  /** Observer for publication → delivery lag, seconds. */
+  onLag?: (seconds: number) => void;
+}
+
+type Topics = Record<WalletEventType, [userId: string, payload: PaymentRequest]>;
+
+/**
+ * One instance's fan-out: committed events arrive from the EventSource (LISTEN or commit hook),
+ * the payment request is read once, and every local subscriber of that user receives it.
+ * Topics are keyed by the user id taken from the authenticated context, never from arguments.
+ */
+export class EventHub {
+  private readonly pubsub = createPubSub<Topics>();
+  private readonly perUser = new Map<string, number>();
+  readonly stats: HubStats = { subscriptions: 0, delivered: 0 };
+
+  constructor(
+    private readonly source: EventSource,
+    private readonly forkEm: () => EntityManager,
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.source.start((event) => {
+      void this.dispatch(event).catch((err: unknown) => this.log.error({ err, event }, 'event dispatch failed'));
+    });
+  }
+
+  /** Whether the source of events is connected. */
+  get healthy(): boolean {
+    return this.source.healthy;
+  }
+
+  /** Number of open subscriptions of one user (for the per-user limit). */
+  subscriptionsOf(userId: string): number {
+    return this.perUser.get(userId) ?? 0;
+  }
+
+  /** An async iterator of one user's payment requests for one event type; ends when the client unsubscribes. */
+  subscribe(type: WalletEventType, userId: string): AsyncIterableIterator<PaymentRequest> {
+    const inner = this.pubsub.subscribe(type, userId)[Symbol.asyncIterator]();
+    this.perUser.set(userId, (this.perUser.get(userId) ?? 0) + 1);
+    this.stats.subscriptions++;
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.stats.subscriptions--;
+      const left = (this.perUser.get(userId) ?? 1) - 1;
+      if (left <= 0) this.perUser.delete(userId);
+      else this.perUser.set(userId, left);
+    };
+    const iterator: AsyncIterableIterator<PaymentRequest> = {
+      [Symbol.asyncIterator]: () => iterator,
+      next: async () => {
+        const r = await inner.next();
+        if (r.done) release();
+        return r;
+      },
+      return: async (value?: unknown) => {
+        release();
+        await inner.return?.(value);
+        return { done: true, value: undefined };
+      },
+      throw: async (err?: unknown) => {
+        release();
+        if (inner.throw) return inner.throw(err);
+        throw err;
+      },
+    };
+    return iterator;
+  }
+
+  private async dispatch(event: WalletEvent): Promise<void> {
+    if (!this.perUser.has(event.userId)) return;
+    const pr = await this.forkEm().findOne(PaymentRequest, { id: event.paymentRequestId });
+    if (!pr) return;
+    this.pubsub.publish(event.type, event.userId, pr);
+    this.stats.delivered++;
+    this.stats.onLag?.(Math.max(0, Date.now() - event.at) / 1000);
+  }
+
+  async close(): Promise<void> {
+    await this.source.close();
+  }
+}

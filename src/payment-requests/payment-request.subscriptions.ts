@@ -1,0 +1,33 @@
+import { Resolver, Root, Subscription } from 'type-graphql';
+import { asUser, type Context } from '../context.js';
+import type { PaymentRequest } from './payment-request.entity.js';
+import { PaymentRequestNotification, PaymentRequestUpdate } from './payment-request.types.js';
+
+/**
+ * The wallet app's subscriptions (graphql-ws). The topic is the authenticated user's id from the
+ * context; there is no argument through which one user could listen to another.
+ */
+@Resolver()
+export class PaymentRequestSubscriptions {
+  @Subscription(() => PaymentRequestNotification, {
+    description: 'Wallet app (user token): each payment request created for my wallet.',
+    subscribe: ({ context }) => {
+      const ctx = context as Context;
+      return ctx.services.events.subscribe('paymentRequested', asUser(ctx).userId);
+    },
+  })
+  paymentRequested(@Root() pr: PaymentRequest): PaymentRequestNotification {
+    return PaymentRequestNotification.from(pr);
+  }
+
+  @Subscription(() => PaymentRequestUpdate, {
+    description: 'Wallet app (user token): every status change of my payment requests.',
+    subscribe: ({ context }) => {
+      const ctx = context as Context;
+      return ctx.services.events.subscribe('paymentRequestUpdated', asUser(ctx).userId);
+    },
+  })
+  paymentRequestUpdated(@Root() pr: PaymentRequest): PaymentRequestUpdate {
+    return PaymentRequestUpdate.from(pr);
+  }
+}
