@@ -1,5 +1,8 @@
-import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { randomUUID } from 'node:crypto';
+import { startTestApp, startSecondInstance, factories, http, type TestApp } from '../helpers/app.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
+import { approve, requestPayment, sleep } from '../helpers/payments.js';
+import { mintUserToken } from '../../src/auth/user-tokens.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -36,6 +39,128 @@ test('the wallet owner receives paymentRequested within 1 s of creation through 
     createdAt: expect.any(String),
     expiresAt: res.body.expiresAt,
   });
+  sub.dispose();
+  await client.dispose();
+});
+
+const UPDATED = 'subscription { paymentRequestUpdated { id status updatedAt transactionId } }';
+
+test('isolation: a user never receives another user’s events', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const alice = await f.user({ balance: 100 });
+  const bob = await f.user({ balance: 100 });
+  const before = app.gateway.services.events.stats.subscriptions;
+  const ca = wsClient(app.baseUrl, alice.token);
+  const cb = wsClient(app.baseUrl, bob.token);
+  const sa = subscribe(ca, REQUESTED);
+  const sb = subscribe(cb, REQUESTED);
+  await untilSubscribed(app.gateway.services.events, before + 2);
+  const forBob = await requestPayment(app.baseUrl, dev.secretKey, bob.walletId, 3);
+  expect((await sb.next()).paymentRequested.id).toBe(forBob);
+  const forAlice = await requestPayment(app.baseUrl, dev.secretKey, alice.walletId, 4);
+  expect((await sa.next()).paymentRequested.id).toBe(forAlice);
+  await sleep(100);
+  expect(sa.values.map((v) => v.paymentRequested.id)).toEqual([forAlice]);
+  expect(sb.values.map((v) => v.paymentRequested.id)).toEqual([forBob]);
+  sa.dispose();
+  sb.dispose();
+  await Promise.all([ca.dispose(), cb.dispose()]);
+});
+
+test('paymentRequestUpdated follows approve with the transactionId', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const client = wsClient(app.baseUrl, user.token);
+  const before = app.gateway.services.events.stats.subscriptions;
+  const sub = subscribe(client, UPDATED);
+  await untilSubscribed(app.gateway.services.events, before + 1);
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 3);
+  const res = await approve(app.baseUrl, user.token, id);
+  const event = await sub.next();
+  expect(event.paymentRequestUpdated).toEqual({
+    id,
+    status: 'APPROVED',
+    updatedAt: expect.any(String),
+    transactionId: res.body.data.approvePaymentRequest.transactionId,
+  });
+  sub.dispose();
+  await client.dispose();
+});
+
+describe('a missing or bad token closes the socket with 4401 before any operation runs', () => {
+  const cases: Array<[string, () => Promise<string | undefined>]> = [
+    ['no connectionParams', async () => undefined],
+    ['garbage', async () => 'not-a-jwt'],
+    ['signed with another secret', async () => mintUserToken({ ...app.config, userTokenSecret: 'another-secret-0123456789abcdef' }, randomUUID())],
+    ['expired', async () => mintUserToken(app.config, randomUUID(), -60)],
+    ['a developer secret key', async () => (await factories(app).developer()).secretKey],
+  ];
+  for (const [name, token] of cases) {
+    test(name, async () => {
+      let closed: { code: number; reason: string } | undefined;
+      const client = wsClient(app.baseUrl, await token(), { onClose: (code, reason) => (closed = { code, reason }) });
+      const sub = subscribe(client, REQUESTED);
+      const deadline = Date.now() + 2000;
+      while (!closed && Date.now() < deadline) await sleep(10);
+      expect(closed).toEqual({ code: 4401, reason: 'Unauthorized' });
+      expect(sub.values).toEqual([]);
+      await client.dispose();
+    });
+  }
+});
+
+test('cross-instance: subscribed on one instance, created and approved through another', async () => {
+  const second = await startSecondInstance(app);
+  try {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const client = wsClient(app.baseUrl, user.token);
+    const before = app.gateway.services.events.stats.subscriptions;
+    const requested = subscribe(client, REQUESTED);
+    const updated = subscribe(client, UPDATED);
+    await untilSubscribed(app.gateway.services.events, before + 2);
+    const started = Date.now();
+    const id = await requestPayment(second.baseUrl, dev.secretKey, user.walletId, 9.99);
+    expect((await requested.next(1000)).paymentRequested).toMatchObject({ id, amount: 9.99, status: 'PENDING' });
+    expect(Date.now() - started).toBeLessThan(1000);
+    const res = await approve(second.baseUrl, user.token, id);
+    expect((await updated.next(1000)).paymentRequestUpdated).toMatchObject({ id, status: 'APPROVED', transactionId: res.body.data.approvePaymentRequest.transactionId });
+    // and the developer reads it back through the first instance
+    const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: dev.secretKey });
+    expect(status.body).toMatchObject({ status: 'APPROVED', transactionId: res.body.data.approvePaymentRequest.transactionId });
+    requested.dispose();
+    updated.dispose();
+    await client.dispose();
+  } finally {
+    await second.close();
+  }
+});
+
+// Only a PostgreSQL server has a LISTEN connection that can be cut; the embedded database
+// delivers in-process through the commit hook instead (see src/events/event-source.ts).
+const withServer = process.env.TEST_DATABASE_URL ? test : (_name: string, _fn: () => Promise<void>) => undefined;
+withServer('the LISTEN connection re-establishes itself after the database drops it', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const em = app.db.orm.em.fork();
+  const killed = await em.execute<Array<{ pid: number }>>(
+    `select pg_terminate_backend(pid) as ok, pid from pg_stat_activity where datname = current_database() and query like 'LISTEN%'`,
+  );
+  expect(killed.length).toBeGreaterThanOrEqual(1);
+  const deadline = Date.now() + 5000;
+  await sleep(50);
+  while (!app.gateway.services.events.healthy && Date.now() < deadline) await sleep(20);
+  expect(app.gateway.services.events.healthy).toBe(true);
+  const client = wsClient(app.baseUrl, user.token);
+  const before = app.gateway.services.events.stats.subscriptions;
+  const sub = subscribe(client, REQUESTED);
+  await untilSubscribed(app.gateway.services.events, before + 1);
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  expect((await sub.next(2000)).paymentRequested.id).toBe(id);
   sub.dispose();
   await client.dispose();
 });

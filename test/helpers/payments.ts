@@ -1,0 +1,76 @@
+import { gql, http } from './app.js';
+import type { Database } from '../../src/db/database.js';
+
+/** Creates a payment request through REST and returns its id. */
+export async function requestPayment(
+  baseUrl: string,
+  secretKey: string,
+  walletId: string,
+  amount = 10,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const res = await http(baseUrl, '/api/v1/wallet/request-payment', {
+    token: secretKey,
+    body: { walletId, amount, description: 'Test order', merchantName: 'Test Shop', ...extra },
+  });
+  if (res.status !== 200) throw new Error(`request-payment answered ${res.status}: ${JSON.stringify(res.body)}`);
+  return res.body.paymentRequestId as string;
+}
+
+/** The wallet app's approve mutation over HTTP GraphQL. */
+export function approve(baseUrl: string, userToken: string, id: string) {
+  return gql(baseUrl, 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id status transactionId } }', { id }, userToken);
+}
+
+/** The wallet app's reject mutation over HTTP GraphQL. */
+export function reject(baseUrl: string, userToken: string, id: string) {
+  return gql(baseUrl, 'mutation($id: ID!) { rejectPaymentRequest(id: $id) { id status } }', { id }, userToken);
+}
+
+/** The developer's cancel through REST. */
+export function cancel(baseUrl: string, secretKey: string, id: string) {
+  return http(baseUrl, `/api/v1/wallet/payment-request/${id}/cancel`, { method: 'POST', token: secretKey });
+}
+
+/** The developer's status read through REST. */
+export async function statusOf(baseUrl: string, secretKey: string, id: string) {
+  const res = await http(baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: secretKey });
+  return res.body;
+}
+
+/** Reads balances straight from the database. */
+export async function balances(db: Database, walletId: string, developerId: string) {
+  const em = db.orm.em.fork();
+  const [w] = await em.execute<Array<{ balance: string }>>('select balance from wallets where id = ?', [walletId]);
+  const [d] = await em.execute<Array<{ balance: string }>>('select coalesce(sum(balance), 0) as balance from developer_balances where developer_id = ?', [developerId]);
+  return { wallet: Number(w!.balance), developer: Number(d!.balance) };
+}
+
+/**
+ * The ledger invariant: for every wallet and every developer the sum of its ledger entries
+ * equals its balance. Returns the accounts that disagree (none when consistent).
+ */
+export async function ledgerMismatches(db: Database): Promise<unknown[]> {
+  const em = db.orm.em.fork();
+  return em.execute(
+    `select 'wallet' as account, w.id, w.balance, coalesce(sum(l.amount), 0) as ledger
+       from wallets w left join ledger_entries l on l.wallet_id = w.id
+      group by w.id, w.balance having w.balance <> coalesce(sum(l.amount), 0)
+     union all
+     select 'developer', b.developer_id::text, b.balance, coalesce((select sum(amount) from ledger_entries l
+              where l.developer_id = b.developer_id and l.currency = b.currency), 0)
+       from developer_balances b
+      where b.balance <> coalesce((select sum(amount) from ledger_entries l
+              where l.developer_id = b.developer_id and l.currency = b.currency), 0)`,
+  );
+}
+
+/** Counts rows of a table matching a payment request. */
+export async function countTransactions(db: Database, paymentRequestId: string): Promise<number> {
+  const [row] = await db.orm.em
+    .fork()
+    .execute<Array<{ n: string }>>('select count(*) as n from transactions where payment_request_id = ?', [paymentRequestId]);
+  return Number(row!.n);
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
