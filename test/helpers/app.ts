@@ -13,9 +13,10 @@ export interface TestApp {
   config: Config;
   db: Database;
   gateway: Gateway;
+  /** The test database (pass it to a second `startTestApp` for another instance on the same database). */
+  database: TestDatabase;
   /** Every log line written so far, raw. */
   logs: string[];
-  /** Adds a second gateway instance on the same database (another "process" for cross-instance tests). */
   close(): Promise<void>;
 }
 
@@ -38,7 +39,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
 }
 
 /** Starts a gateway for a test file; call `close()` in afterAll. */
-export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp & { database: TestDatabase }> {
+export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
   const config = testConfig(opts.env);
   const database = opts.database ?? (await createTestDatabase());
   const logs: string[] = [];
@@ -117,4 +118,23 @@ export async function http(
 /** POST a GraphQL operation to /graphql. */
 export async function gql(baseUrl: string, query: string, variables: Record<string, unknown> = {}, token?: string) {
   return http(baseUrl, '/graphql', { body: { query, variables }, ...(token ? { token } : {}) });
+}
+
+/**
+ * Another gateway instance on the same database, like a second process: on a PostgreSQL
+ * server it has its own ORM, pool and LISTEN connection; the embedded database belongs to one
+ * process, so there the second instance shares it.
+ */
+export async function startSecondInstance(first: TestApp, env: Record<string, string> = {}): Promise<TestApp> {
+  if (!first.database.url) return startTestApp({ database: first.database, env });
+  const { openDatabase } = await import('../../src/db/database.js');
+  const db = await openDatabase({ url: first.database.url, poolMax: 10 });
+  const second = await startTestApp({ database: { db, url: first.database.url, close: () => db.close() }, env });
+  return {
+    ...second,
+    async close() {
+      await second.close();
+      await db.close();
+    },
+  };
 }
