@@ -6,5 +6,7 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   setupFiles: ['<rootDir>/test/helpers/setup-env.ts'],
+  // Builds dist/ once per run: the CLI and process-level tests spawn the compiled code.
+  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   testTimeout: 30000,
 };

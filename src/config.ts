@@ -7,11 +7,18 @@ export const DEV_DEFAULTS = {
   ADMIN_TOKEN: 'dev-admin-token',
 } as const;
 
-const secret = z.string().min(16, 'must be at least 16 characters');
+/** A secret: at least 16 characters, or exactly its development default (refused later in production). */
+const secret = (name: keyof typeof DEV_DEFAULTS) =>
+  z.string().refine((v) => v === DEV_DEFAULTS[name] || v.length >= 16, 'must be at least 16 characters');
 
 const schema = z.object({
   APP_ENV: z.enum(['development', 'production']).default('development'),
-  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  PORT: z
+    .string()
+    .regex(/^\s*\d{1,5}\s*$/, 'must be a port number from 0 to 65535')
+    .transform(Number)
+    .refine((n) => n <= 65535, 'must be a port number from 0 to 65535')
+    .default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATABASE_URL: z
     .string()
@@ -19,17 +26,27 @@ const schema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
-  KEY_SIGNING_SECRET: secret.optional(),
-  USER_TOKEN_SECRET: secret.optional(),
-  ADMIN_TOKEN: secret.optional(),
+  KEY_SIGNING_SECRET: secret('KEY_SIGNING_SECRET').optional(),
+  USER_TOKEN_SECRET: secret('USER_TOKEN_SECRET').optional(),
+  ADMIN_TOKEN: secret('ADMIN_TOKEN').optional(),
   DEFAULT_CURRENCY: z
     .string()
     .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code such as ETB')
     .default('ETB'),
-  MAX_AMOUNT: z.coerce.number().positive().max(1e12).default(1_000_000),
+  MAX_AMOUNT: z.coerce
+    .number()
+    .min(0.01)
+    .max(1e12)
+    .refine((n) => Number(n.toFixed(2)) === n, 'must have at most 2 decimal places')
+    .default(1_000_000),
   PAYMENT_REQUEST_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
   KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
   EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
+  RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(100),
+  LOOKUP_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  WS_MAX_CONNECTIONS_PER_USER: z.coerce.number().int().min(1).default(5),
+  GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).default(8),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(5000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -52,6 +69,11 @@ export interface Config {
   readonly keyCacheTtlMs: number;
   readonly expirySweepIntervalMs: number;
   readonly logLevel: string;
+  readonly rateLimitPerSecond: number;
+  readonly lookupLimitPerMinute: number;
+  readonly wsMaxConnectionsPerUser: number;
+  readonly graphqlMaxDepth: number;
+  readonly graphqlMaxCost: number;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
@@ -76,20 +98,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const c = parsed.data;
   const devSecretsInUse: string[] = [];
+  const secretProblems: string[] = [];
   const secretOf = (name: keyof typeof DEV_DEFAULTS): string => {
     const value = c[name];
     if (c.APP_ENV === 'production') {
-      if (!value) throw new ConfigError(`Invalid configuration: ${name} is required in production`);
-      if (value === DEV_DEFAULTS[name]) {
-        throw new ConfigError(
-          `Invalid configuration: ${name} is the development default; set a real secret in production`,
-        );
+      if (!value) secretProblems.push(`${name} is required in production`);
+      else if (value === DEV_DEFAULTS[name]) {
+        secretProblems.push(`${name} is the development default; set a real secret in production`);
       }
-      return value;
+      return value ?? '';
     }
     if (!value || value === DEV_DEFAULTS[name]) devSecretsInUse.push(name);
     return value ?? DEV_DEFAULTS[name];
   };
+  const keySigningSecret = secretOf('KEY_SIGNING_SECRET');
+  const userTokenSecret = secretOf('USER_TOKEN_SECRET');
+  const adminToken = secretOf('ADMIN_TOKEN');
+  if (secretProblems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  ${secretProblems.join('\n  ')}`);
+  }
   return Object.freeze({
     appEnv: c.APP_ENV,
     port: c.PORT,
@@ -97,15 +124,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: c.DATABASE_URL,
     dataDir: c.DATA_DIR,
     dbPoolMax: c.DB_POOL_MAX,
-    keySigningSecret: secretOf('KEY_SIGNING_SECRET'),
-    userTokenSecret: secretOf('USER_TOKEN_SECRET'),
-    adminToken: secretOf('ADMIN_TOKEN'),
+    keySigningSecret,
+    userTokenSecret,
+    adminToken,
     defaultCurrency: c.DEFAULT_CURRENCY,
     maxAmount: c.MAX_AMOUNT,
     paymentRequestTtlSeconds: c.PAYMENT_REQUEST_TTL_SECONDS,
     keyCacheTtlMs: c.KEY_CACHE_TTL_MS,
     expirySweepIntervalMs: c.EXPIRY_SWEEP_INTERVAL_MS,
     logLevel: c.LOG_LEVEL,
+    rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
+    lookupLimitPerMinute: c.LOOKUP_LIMIT_PER_MINUTE,
+    wsMaxConnectionsPerUser: c.WS_MAX_CONNECTIONS_PER_USER,
+    graphqlMaxDepth: c.GRAPHQL_MAX_DEPTH,
+    graphqlMaxCost: c.GRAPHQL_MAX_COST,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
   });

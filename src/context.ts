@@ -9,6 +9,8 @@ import type { AccountService } from './accounts/account.service.js';
 import type { TransactionService } from './transactions/transaction.service.js';
 import type { DeveloperService } from './developers/developer.service.js';
 import type { EventHub } from './events/event-hub.js';
+import type { RateLimitInfo, RateLimits } from './rate-limit.js';
+import type { Metrics } from './observability/metrics.js';
 
 /** The stateless services, built once per process. */
 export interface Services {
@@ -20,6 +22,9 @@ export interface Services {
   readonly keys: SecretKeyVerifier;
   /** This instance's event fan-out to subscribers. */
   readonly events: EventHub;
+  /** Per-secret-key limits shared by all instances. */
+  readonly limits: RateLimits;
+  readonly metrics: Metrics;
 }
 
 /** What every resolver receives: the caller, a fresh EntityManager and the services. */
@@ -29,6 +34,8 @@ export interface Context {
   readonly services: Services;
   readonly requestId: string;
   readonly log: Logger;
+  /** The strictest rate-limit verdict of this operation, for the RateLimit-* headers. */
+  rateLimit?: RateLimitInfo;
 }
 
 /** The developer behind the call, or UNAUTHENTICATED/FORBIDDEN. */

@@ -3,16 +3,19 @@ import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
+import helmet from 'helmet';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { GraphQLError } from 'graphql';
-import { formatGraphQLError } from './format-error.js';
+import { GraphQLError, type ValidationRule } from 'graphql';
+import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
+import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import type { Context, Services } from './context.js';
 import { AppError, INTERNAL_MESSAGE, isDatabaseUnavailable, type ErrorBody } from './errors.js';
+import { formatGraphQLError } from './format-error.js';
 import { getSchema } from './schema.js';
 import { SecretKeyVerifier } from './auth/secret-keys.js';
 import { createAuthenticator } from './auth/authenticate.js';
@@ -28,6 +31,10 @@ import { EventHub } from './events/event-hub.js';
 import { CommitHookSource, PgListenSource } from './events/event-source.js';
 import { ExpirySweeper } from './payment-requests/expiry-sweeper.js';
 import { attachGraphqlWs, type GraphqlWs } from './ws/graphql-ws.js';
+import { createDocsRouter } from './openapi/openapi.js';
+import { RateLimitedError, RateLimits, type RateLimitInfo } from './rate-limit.js';
+import { Metrics } from './observability/metrics.js';
+import { Maintenance } from './maintenance.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -40,9 +47,13 @@ export interface Gateway {
   readonly server: http.Server;
   readonly services: Services;
   readonly sweeper: ExpirySweeper;
+  readonly maintenance: Maintenance;
   readonly ws: GraphqlWs;
   listen(port?: number, host?: string): Promise<string>;
-  /** Stops accepting, drains HTTP, closes sockets and the background work (not the database). */
+  /**
+   * Stops accepting, drains in-flight HTTP, closes WebSockets with 1001 and stops the background
+   * work. The database is the caller's to close afterwards.
+   */
   dispose(): Promise<void>;
 }
 
@@ -60,35 +71,70 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   // NOTIFY does not cross connections of the embedded PostgreSQL: there, events are handed over
   // by the commit hook in-process (one process owns an embedded database).
   const source = db.embedded ? new CommitHookSource(db.orm) : new PgListenSource(db.url, logger);
+  const events = new EventHub(source, forkEm, logger);
+  const metrics = new Metrics({ subscriptions: () => events.stats.subscriptions });
+  events.stats.onLag = (seconds) => metrics.eventLag.observe(seconds);
   return {
     config,
-    payments: new PaymentRequestService(config),
+    payments: new PaymentRequestService(config, (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count)),
     accounts: new AccountService(config),
     transactions: new TransactionService(),
     developers: new DeveloperService(),
     keys: new SecretKeyVerifier(config, forkEm, logger),
-    events: new EventHub(source, forkEm, logger),
+    events,
+    limits: new RateLimits(db.orm.em.getKnex(), {
+      requestsPerSecond: config.rateLimitPerSecond,
+      lookupsPerMinute: config.lookupLimitPerMinute,
+    }),
+    metrics,
   };
 }
 
-/** Wires Koa (REST, health, Apollo) onto one http.Server. */
+/** Sets the RateLimit-* headers (IETF draft names) of a verdict. */
+function setRateLimitHeaders(ctx: Koa.Context, info: RateLimitInfo | undefined): void {
+  if (!info) return;
+  ctx.set('RateLimit-Limit', String(info.limit));
+  ctx.set('RateLimit-Remaining', String(Math.max(0, info.remaining)));
+  ctx.set('RateLimit-Reset', String(info.reset));
+}
+
+/** GraphQL depth and cost limits, shared by the HTTP and WebSocket doors. */
+export function graphqlLimits(config: Config): ValidationRule[] {
+  return [
+    maxDepthRule({ n: config.graphqlMaxDepth, exposeLimits: true }) as unknown as ValidationRule,
+    costLimitRule({ maxCost: config.graphqlMaxCost, exposeLimits: true }) as unknown as ValidationRule,
+  ];
+}
+
+/** Wires Koa (REST, health, metrics, docs, Apollo) and graphql-ws onto one http.Server. */
 export async function createGateway({ config, db, logger }: GatewayOptions): Promise<Gateway> {
   const schema = await getSchema();
   const services = createServices(config, db, logger);
   const auth = createAuthenticator(config, services.keys);
   const server = http.createServer();
+  const forkEm = () => db.orm.em.fork();
   await services.events.start();
-  const sweeper = new ExpirySweeper(services.payments, () => db.orm.em.fork(), config.expirySweepIntervalMs, logger);
+  const sweeper = new ExpirySweeper(services.payments, forkEm, config.expirySweepIntervalMs, logger);
   sweeper.start();
-  const ws = attachGraphqlWs({ server, schema, config, services, logger, forkEm: () => db.orm.em.fork() });
+  const maintenance = new Maintenance(forkEm, logger);
+  maintenance.start();
+  const validationRules = graphqlLimits(config);
+  const ws = attachGraphqlWs({ server, schema, config, services, logger, forkEm, validationRules });
 
   const contextFor = (ctx: Koa.ParameterizedContext<GatewayState>, principal: Principal): Context => ({
     principal,
-    em: db.orm.em.fork(),
+    em: forkEm(),
     services,
     requestId: ctx.state.requestId,
     log: logger.child({ requestId: ctx.state.requestId }),
   });
+
+  /** Every use of a secret key counts against its overall limit, whatever the door. */
+  const developerContext = async (ctx: Koa.ParameterizedContext<GatewayState>, principal: Principal): Promise<Context> => {
+    const context = contextFor(ctx, principal);
+    if (principal.kind === 'developer') context.rateLimit = await services.limits.request(principal.keyId);
+    return context;
+  };
 
   const apollo = new ApolloServer<Context>({
     schema,
@@ -96,8 +142,9 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
     includeStacktraceInErrorResponses: false,
+    validationRules,
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer: server }),
+      ApolloServerPluginDrainHttpServer({ httpServer: server, stopGracePeriodMillis: 8000 }),
       ...(config.appEnv === 'production' ? [ApolloServerPluginLandingPageDisabled()] : []),
     ],
     formatError: (formatted, error) => formatGraphQLError(formatted, error, logger),
@@ -107,7 +154,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const app = new Koa<GatewayState>({ proxy: false });
   app.silent = true;
 
-  // Request id, access log and the one error boundary of the HTTP door.
+  // Request id, access log, metrics and the one error boundary of the HTTP door.
   app.use(async (ctx, next) => {
     const started = process.hrtime.bigint();
     const incoming = ctx.get('x-request-id');
@@ -116,35 +163,50 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     try {
       await next();
       if (ctx.status >= 400 && (ctx.body === undefined || ctx.body === null)) {
-        ctx.body = { statusCode: ctx.status, message: STATUS_MESSAGES[ctx.status] ?? 'Error' } satisfies ErrorBody;
+        const status = ctx.status;
+        ctx.body = { statusCode: status, message: STATUS_MESSAGES[status] ?? 'Error' } satisfies ErrorBody;
+        ctx.status = status; // Koa would turn an implicit 404 into 200 once a body is set
       }
     } catch (err) {
       const body = errorBody(err);
-      if (body.statusCode >= 500 && body.statusCode !== 503) {
-        logger.error({ err, requestId: ctx.state.requestId }, 'unexpected error');
-      } else if (body.statusCode === 503) {
+      if (body.statusCode === 503) {
         logger.warn({ requestId: ctx.state.requestId, err: { message: (err as Error).message } }, 'database unavailable');
+      } else if (body.statusCode >= 500) {
+        logger.error({ err, requestId: ctx.state.requestId }, 'unexpected error');
+      }
+      if (err instanceof RateLimitedError) {
+        ctx.set('Retry-After', String(err.info.reset));
+        setRateLimitHeaders(ctx, err.info);
       }
       ctx.status = body.statusCode;
       ctx.body = body;
     } finally {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = ctx.state.route ?? (ctx.status === 404 ? 'unmatched' : `${ctx.method} other`);
+      services.metrics.httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
       logger.info(
-        {
-          requestId: ctx.state.requestId,
-          method: ctx.method,
-          route: ctx.state.route ?? (ctx.status === 404 ? 'unmatched' : ctx.path),
-          status: ctx.status,
-          durationMs: Math.round(durationMs * 100) / 100,
-        },
+        { requestId: ctx.state.requestId, method: ctx.method, route, status: ctx.status, durationMs: Math.round(seconds * 1e5) / 100 },
         'request',
       );
     }
   });
 
+  // Security headers. The API answers JSON only, so its pages may load nothing; /docs and the
+  // development landing page of /graphql need their own scripts and styles.
+  const apiHeaders = helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } });
+  const pageHeaders = helmet({ contentSecurityPolicy: false });
+  app.use(async (ctx, next) => {
+    const page = ctx.path.startsWith('/docs') || (ctx.path === '/graphql' && ctx.method === 'GET');
+    await new Promise<void>((resolve, reject) =>
+      (page ? pageHeaders : apiHeaders)(ctx.req, ctx.res, (err?: unknown) => (err ? reject(err) : resolve())),
+    );
+    await next();
+  });
+
   const rest = createRestRouter({
     schema,
-    context: async (ctx) => contextFor(ctx, await auth.developerFromAuthorization(ctx.get('authorization') || undefined)),
+    context: async (ctx) => developerContext(ctx, await auth.developerFromAuthorization(ctx.get('authorization') || undefined)),
+    onResult: (ctx, context) => setRateLimitHeaders(ctx, context.rateLimit),
   });
 
   const root = new Router<GatewayState>();
@@ -152,10 +214,25 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     ctx.state.route = 'GET /healthz';
     ctx.body = { status: 'ok' };
   });
+  root.get('/readyz', async (ctx) => {
+    ctx.state.route = 'GET /readyz';
+    try {
+      await forkEm().execute('select 1');
+      ctx.body = { status: 'ready', events: services.events.healthy ? 'connected' : 'reconnecting' };
+    } catch {
+      ctx.status = 503;
+      ctx.body = { statusCode: 503, message: 'Database unavailable' } satisfies ErrorBody;
+    }
+  });
+  root.get('/metrics', async (ctx) => {
+    ctx.state.route = 'GET /metrics';
+    ctx.type = services.metrics.registry.contentType;
+    ctx.body = await services.metrics.registry.metrics();
+  });
   const graphql = apolloKoaMiddleware(apollo, async (ctx: Koa.ParameterizedContext<GatewayState>) => {
     ctx.state.route = `${ctx.method} /graphql`;
     try {
-      return contextFor(ctx, await auth.fromAuthorization(ctx.get('authorization') || undefined));
+      return await developerContext(ctx, await auth.fromAuthorization(ctx.get('authorization') || undefined));
     } catch (err) {
       if (err instanceof AppError) {
         throw new GraphQLError(err.message, {
@@ -172,12 +249,16 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   app.use(rest.allowedMethods());
   app.use(root.routes());
   app.use(root.allowedMethods());
+  const docs = createDocsRouter();
+  app.use(docs.routes());
+  app.use(docs.allowedMethods());
   server.on('request', app.callback());
 
   return {
     server,
     services,
     sweeper,
+    maintenance,
     ws,
     listen(port = config.port, host = config.host) {
       return new Promise((resolve, reject) => {
@@ -190,10 +271,11 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       });
     },
     async dispose() {
-      await sweeper.stop();
-      await ws.dispose();
+      // Apollo's drain plugin stops accepting and waits for in-flight requests; at the same time
+      // every WebSocket is closed with 1001 (going away), so server.close() can complete.
+      await Promise.all([apollo.stop(), ws.dispose()]);
+      await Promise.all([sweeper.stop(), maintenance.stop()]);
       await services.events.close();
-      await apollo.stop();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };

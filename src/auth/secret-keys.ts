@@ -7,6 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import { Developer } from '../developers/developer.entity.js';
 import { SecretKey } from './secret-key.entity.js';
 import { sha256Hex } from './hash.js';
+import { isUuid } from '../uuid.js';
 
 /** Result of issuing a key: the full key is shown here once and never stored. */
 export interface IssuedKey {
@@ -18,6 +19,7 @@ const environmentOf = (config: Config): 'test' | 'live' => (config.appEnv === 'p
 
 /** Issues a secret key for a developer: prefix + HS256 JWT; stores only its id and SHA-256. */
 export async function issueSecretKey(em: EntityManager, config: Config, developerId: string): Promise<IssuedKey> {
+  if (!isUuid(developerId)) throw notFound('Developer not found');
   const developer = await em.findOne(Developer, { id: developerId });
   if (!developer) throw notFound('Developer not found');
   const keyId = randomUUID();
@@ -42,6 +44,7 @@ export async function issueSecretKey(em: EntityManager, config: Config, develope
 
 /** Revokes a key; every instance stops accepting it within the key cache TTL (≤ 5 s). */
 export async function revokeSecretKey(em: EntityManager, keyId: string): Promise<{ keyId: string; revokedAt: Date }> {
+  if (!isUuid(keyId)) throw notFound('Secret key not found');
   const key = await em.findOne(SecretKey, { id: keyId });
   if (!key) throw notFound('Secret key not found');
   key.revokedAt ??= new Date();
@@ -108,7 +111,7 @@ export class SecretKeyVerifier {
     let developerId: string;
     try {
       const header = decodeProtectedHeader(jwt);
-      if (header.alg !== 'HS256' || typeof header.kid !== 'string') return { reason: 'malformed' };
+      if (header.alg !== 'HS256' || !isUuid(header.kid)) return { reason: 'malformed' };
       const { payload } = await jwtVerify(jwt, this.secret, { algorithms: ['HS256'] });
       if (typeof payload.dev !== 'string') return { reason: 'malformed' };
       if (payload.env !== (this.config.appEnv === 'production' ? 'live' : 'test')) return { reason: 'wrong_environment' };

@@ -153,12 +153,18 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (!command || command === '--help' || command === 'help') {
+  if (!command) throw new UsageError(`a command is required\n\n${USAGE}`);
+  if (command === '--help' || command === 'help') {
     process.stdout.write(`${USAGE}\n`);
-    return command ? 0 : 2;
+    return 0;
   }
   if (command === 'schema:emit') {
-    const { values } = parseArgs({ args: rest, options: { out: { type: 'string' } }, strict: true });
+    let values: { out?: string | undefined };
+    try {
+      values = parseArgs({ args: rest, options: { out: { type: 'string' } }, strict: true }).values;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
     const file = values.out ?? 'schema/schema.graphql';
     await writeFile(file, `${printSchema(await getSchema())}\n`);
     process.stdout.write(`${JSON.stringify({ file })}\n`);

@@ -57,9 +57,15 @@ interface LockedRequest {
 
 type Owner = { developerId: string } | { userId: string };
 
+/** What became of a payment request, for metrics. */
+export type PaymentOutcome = 'created' | 'approved' | 'rejected' | 'cancelled' | 'expired' | 'insufficient_funds';
+
 /** The payment request state machine (SPEC §6). Every transition is one database transaction. */
 export class PaymentRequestService {
-  constructor(private readonly config: Config) {}
+  constructor(
+    private readonly config: Config,
+    private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
+  ) {}
 
   /** Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit. */
   async create(em: EntityManager, developerId: string, input: RequestPaymentFields): Promise<PaymentRequest> {
@@ -67,7 +73,7 @@ export class PaymentRequestService {
     const amount = parseAmount(input.amount, this.config.maxAmount);
     const description = requireText(input.description, 'description', 255);
     const merchantName = requireText(input.merchantName, 'merchantName', 100);
-    return em.transactional(async (tem) => {
+    const created = await em.transactional(async (tem) => {
       const wallet = await tem.findOne(Wallet, { id: walletId });
       if (!wallet) throw notFound('Wallet not found');
       if (wallet.status !== WalletStatus.ACTIVE) throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
@@ -90,6 +96,8 @@ export class PaymentRequestService {
       await publishInTransaction(tem, { type: 'paymentRequested', paymentRequestId: pr.id, userId: wallet.userId });
       return pr;
     });
+    this.observe('created');
+    return created;
   }
 
   /** A request of this developer's, or NOT_FOUND (also for anyone else's id). */
@@ -112,13 +120,17 @@ export class PaymentRequestService {
   }
 
   /** The developer cancels a PENDING request. */
-  cancel(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
-    return this.decide(em, { developerId }, id, PaymentRequestStatus.CANCELLED);
+  async cancel(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
+    const pr = await this.decide(em, { developerId }, id, PaymentRequestStatus.CANCELLED);
+    this.observe('cancelled');
+    return pr;
   }
 
   /** The wallet's owner rejects a PENDING request. */
-  reject(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
-    return this.decide(em, { userId }, id, PaymentRequestStatus.REJECTED);
+  async reject(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
+    const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.REJECTED);
+    this.observe('rejected');
+    return pr;
   }
 
   /**
@@ -129,6 +141,17 @@ export class PaymentRequestService {
    */
   async approve(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
     if (!isUuid(id)) throw badInput('id must be a UUID');
+    try {
+      const pr = await this.approveInTransaction(em, userId, id);
+      this.observe('approved');
+      return pr;
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS') this.observe('insufficient_funds');
+      throw err;
+    }
+  }
+
+  private approveInTransaction(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
     return em.transactional(async (tem) => {
       const locked = await this.lockPending(tem, { userId }, id);
       const transactionId = await recordPayment(tem, {
@@ -148,7 +171,7 @@ export class PaymentRequestService {
    * instances hold are skipped (`SKIP LOCKED`), so each request expires exactly once.
    */
   async expireDue(em: EntityManager, batch = 500): Promise<number> {
-    return em.transactional(async (tem) => {
+    const expired = await em.transactional(async (tem) => {
       const rows: Array<{ id: string; userId: string }> = await tem.execute(
         `with due as (
            select id from payment_requests
@@ -167,6 +190,8 @@ export class PaymentRequestService {
       }
       return rows.length;
     });
+    if (expired > 0) this.observe('expired', expired);
+    return expired;
   }
 
   private async decide(em: EntityManager, owner: Owner, id: string, to: PaymentRequestStatus): Promise<PaymentRequest> {

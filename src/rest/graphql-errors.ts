@@ -15,10 +15,13 @@ const TYPE_WORDS: Record<string, string> = {
  */
 export function translateCoercionError(message: string): string | undefined {
   if (!message.startsWith('Variable "$')) return undefined;
-  let m = /Field "(\w+)" is not defined by type/.exec(message);
-  if (m) return `Unknown field "${m[1]}"`;
+  // The client's own key is quoted raw by GraphQL and may hold any character ("callback-url").
+  let m = /; Field "([\s\S]*)" is not defined by type "\w+"\.(?: Did you mean [^?]*\?)?$/.exec(message);
+  if (m) return `Unknown field ${JSON.stringify(clip(m[1]!))}`;
   m = /Field "(\w+)" of required type "[^"]+" was not provided/.exec(message);
   if (m) return `${m[1]} is required`;
+  m = /at "\w+\.(\w+)"; Expected non-nullable type "[^"]+" not to be null/.exec(message);
+  if (m) return `${m[1]} must not be null`;
   m = /at "\w+\.(\w+)"; (\w+) cannot represent/.exec(message);
   if (m) {
     const word = TYPE_WORDS[m[2]!] ?? `of type ${m[2]}`;
@@ -30,6 +33,11 @@ export function translateCoercionError(message: string): string | undefined {
     return 'Request body must be a JSON object';
   }
   return 'Invalid request';
+}
+
+/** A client-chosen name, shortened for an error message. */
+function clip(name: string, max = 64): string {
+  return name.length > max ? `${name.slice(0, max)}…` : name;
 }
 
 /** Maps the errors of a GraphQL result to the one error the REST door answers with. */

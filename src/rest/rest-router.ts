@@ -28,6 +28,8 @@ export interface RestDeps {
   schema: GraphQLSchema;
   /** Builds the GraphQL context of a REST call (authenticated developer, fresh EntityManager). */
   context(ctx: KoaContext): Promise<Context>;
+  /** Called with the context after the operation ran (response headers such as RateLimit-*). */
+  onResult?(ctx: KoaContext, context: Context): void;
 }
 
 /**
@@ -51,8 +53,10 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
         variableValues: route.variables(ctx.params as Record<string, string>, body),
         contextValue: context,
       });
+      deps.onResult?.(ctx, context);
       const first = result.errors?.[0];
       if (first) {
+        if (first.originalError instanceof AppError && first.originalError.code === 'RATE_LIMITED') throw first.originalError;
         const mapped = restErrorOf(result.errors!);
         if (mapped.internal) {
           if (isDatabaseUnavailable(first.originalError)) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');

@@ -4,7 +4,7 @@ import { WebSocketServer } from 'ws';
 import { useServer } from 'graphql-ws/use/ws';
 import { CloseCode } from 'graphql-ws';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { GraphQLSchema } from 'graphql';
+import { specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Context, Services } from '../context.js';
@@ -20,6 +20,8 @@ export interface GraphqlWsOptions {
   services: Services;
   logger: Logger;
   forkEm: () => EntityManager;
+  /** Depth and cost limits, added to GraphQL's own validation. */
+  validationRules?: readonly ValidationRule[];
   /** Keep-alive ping interval; a socket that misses a pong is dropped. */
   keepAliveMs?: number;
 }
@@ -34,6 +36,9 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
   userId?: string;
 }
 
+/** Close code for a user over the per-user connection limit. */
+export const TOO_MANY_CONNECTIONS = 4429;
+
 /**
  * The WebSocket door: graphql-ws on the HTTP server's `/graphql`. The user token travels in
  * `connectionParams.authorization`; without a valid one the socket closes with 4401 before any
@@ -42,6 +47,8 @@ interface ConnectionExtra extends Record<PropertyKey, unknown> {
 export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
   const { server, schema, config, services, logger } = opts;
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_BODY_BYTES });
+  const rules = [...specifiedRules, ...(opts.validationRules ?? [])];
+  const connectionsPerUser = new Map<string, number>();
   const disposable = useServer<Record<string, unknown> | undefined, ConnectionExtra>(
     {
       schema,
@@ -51,12 +58,28 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         try {
           if (!token) throw new Error('missing token');
           ctx.extra.userId = await verifyUserToken(config, token);
-          return true;
         } catch {
           ctx.extra.socket.close(CloseCode.Unauthorized, 'Unauthorized');
           return false;
         }
+        const userId = ctx.extra.userId;
+        const open = connectionsPerUser.get(userId) ?? 0;
+        if (open >= config.wsMaxConnectionsPerUser) {
+          delete ctx.extra.userId;
+          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many connections');
+          return false;
+        }
+        connectionsPerUser.set(userId, open + 1);
+        return true;
       },
+      onDisconnect: (ctx) => {
+        const userId = ctx.extra.userId;
+        if (!userId) return;
+        const left = (connectionsPerUser.get(userId) ?? 1) - 1;
+        if (left <= 0) connectionsPerUser.delete(userId);
+        else connectionsPerUser.set(userId, left);
+      },
+      validate: (schema, document) => validate(schema, document, rules),
       context: (ctx): Context => {
         const requestId = randomUUID();
         return {

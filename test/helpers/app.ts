@@ -6,6 +6,7 @@ import type { Database } from '../../src/db/database.js';
 import { issueSecretKey } from '../../src/auth/secret-keys.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { validateResponse } from './openapi.js';
 
 /** A gateway on a free loopback port over its own fresh database, with captured JSON logs. */
 export interface TestApp {
@@ -104,7 +105,8 @@ export async function http(
     body = JSON.stringify(opts.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${baseUrl}${path}`, { method: opts.method ?? (body !== undefined ? 'POST' : 'GET'), headers, body });
+  const method = opts.method ?? (body !== undefined ? 'POST' : 'GET');
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -112,6 +114,10 @@ export async function http(
   } catch {
     /* not JSON: keep the text */
   }
+  // Every REST response is checked against schema/openapi.yaml (skips /graphql and /docs).
+  const contentType = res.headers.get('content-type');
+  const json = /^application\/([\w.-]+\+)?json\b/i.test(contentType ?? '');
+  validateResponse(method, path, res.status, contentType, json || text === '' ? parsed : text, res.headers);
   return { status: res.status, headers: res.headers, body: parsed };
 }
 

@@ -1,6 +1,8 @@
 import { Migration20261122000000_initial } from './Migration20261122000000_initial.js';
+import { Migration20261122000100_production } from './Migration20261122000100_production.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
   { name: 'Migration20261122000000_initial', class: Migration20261122000000_initial },
+  { name: 'Migration20261122000100_production', class: Migration20261122000100_production },
 ];

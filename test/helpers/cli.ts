@@ -1,0 +1,47 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { testConfig } from './app.js';
+
+/** The repository root (the CLI runs from there, like `npx wallet-gateway`). */
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The environment a CLI run gets: nothing from the test runner (no NODE_OPTIONS, no
+ * TEST_DATABASE_URL), development, and the test secrets, so its keys and tokens are valid on a
+ * gateway started by `startTestApp`. `db` is `{ DATABASE_URL }` or `{ DATA_DIR }`.
+ */
+export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
+  const c = testConfig();
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    APP_ENV: 'development',
+    KEY_SIGNING_SECRET: c.keySigningSecret,
+    USER_TOKEN_SECRET: c.userTokenSecret,
+    ADMIN_TOKEN: c.adminToken,
+    ...db,
+  };
+}
+
+/** Runs `node bin/wallet-gateway.js ...args` and collects its exit and output. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/wallet-gateway.js', ...args], { cwd: ROOT, env, timeout: timeoutMs }, (err, stdout, stderr) => {
+      const e = err as (Error & { code?: unknown; signal?: NodeJS.Signals | null }) | null;
+      resolve({
+        code: e ? (typeof e.code === 'number' ? e.code : null) : 0,
+        signal: e?.signal ?? null,
+        stdout,
+        stderr,
+      });
+    });
+  });
+}
