@@ -40,7 +40,7 @@ const schema = z.object({
     .refine((n) => Number(n.toFixed(2)) === n, 'must have at most 2 decimal places')
     .default(1_000_000),
   PAYMENT_REQUEST_TTL_SECONDS: z.coerce.number().int().min(1).max(86_400).default(300),
-  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(5000).default(2000),
+  KEY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(4000).default(2000),
   EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(100),
   LOOKUP_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),

@@ -25,6 +25,7 @@ import { AccountService } from './accounts/account.service.js';
 import { TransactionService } from './transactions/transaction.service.js';
 import { DeveloperService } from './developers/developer.service.js';
 import { createRestRouter } from './rest/rest-router.js';
+import { IdempotencyStore } from './rest/idempotency.js';
 import { apolloKoaMiddleware } from './http/apollo-koa.js';
 import type { GatewayState } from './http/state.js';
 import { EventHub } from './events/event-hub.js';
@@ -142,6 +143,8 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
     includeStacktraceInErrorResponses: false,
+    // main.ts owns the signals (drain, close the pool, exit 0); Apollo's own handler would re-raise SIGTERM.
+    stopOnTerminationSignals: false,
     validationRules,
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer: server, stopGracePeriodMillis: 8000 }),
@@ -206,6 +209,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const rest = createRestRouter({
     schema,
     context: async (ctx) => developerContext(ctx, await auth.developerFromAuthorization(ctx.get('authorization') || undefined)),
+    idempotency: new IdempotencyStore(forkEm),
     onResult: (ctx, context) => setRateLimitHeaders(ctx, context.rateLimit),
   });
 

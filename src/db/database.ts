@@ -39,14 +39,19 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
       url = embedded.url;
     }
   }
+  // PGlite is a single session and its socket server interleaves the protocol messages of
+  // concurrent connections outside transactions, so the embedded database gets exactly one
+  // connection: statements queue in the pool instead, and a wait there is for our own work.
+  const pool = embedded ? 1 : poolMax;
+  // On a server, fail fast while the database is unreachable: a request waits at most ~2.5 s
+  // for a connection and then answers 503, instead of hanging until the client gives up.
+  const acquireMs = embedded ? 60_000 : 2500;
   const options: Options = {
     ...ormConfig,
     clientUrl: url,
-    // Fail fast while the database is unreachable: a request waits at most ~2.5 s for a
-    // connection and then answers 503, instead of hanging until the client gives up.
-    pool: { min: 0, max: poolMax, idleTimeoutMillis: 10_000, acquireTimeoutMillis: 2500, createTimeoutMillis: 2500 },
+    pool: { min: 0, max: pool, idleTimeoutMillis: 10_000, acquireTimeoutMillis: acquireMs, createTimeoutMillis: 2500 },
     driverOptions: {
-      acquireConnectionTimeout: 2500,
+      acquireConnectionTimeout: acquireMs,
       connection: { connectionTimeoutMillis: 2500, statement_timeout: 15_000 },
     },
   };

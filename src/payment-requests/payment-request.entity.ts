@@ -49,4 +49,8 @@ export class PaymentRequest {
 
   @Property({ type: 'uuid', nullable: true })
   transactionId: string | null = null;
+
+  /** The developer's Idempotency-Key, if it sent one; unique per developer. */
+  @Property({ type: 'text', nullable: true })
+  idempotencyKey: string | null = null;
 }

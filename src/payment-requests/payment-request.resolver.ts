@@ -8,9 +8,14 @@ export class PaymentRequestResolver {
   @Mutation(() => PaymentRequestResponse, {
     description: 'Developer (secret key): ask a wallet for money. REST: POST /api/v1/wallet/request-payment.',
   })
-  async requestPayment(@Arg('input', () => RequestPaymentInput) input: RequestPaymentInput, @Ctx() ctx: Context): Promise<PaymentRequestResponse> {
+  async requestPayment(
+    @Arg('input', () => RequestPaymentInput) input: RequestPaymentInput,
+    @Ctx() ctx: Context,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: 'At most one request per developer and key (REST: the Idempotency-Key header).' })
+    idempotencyKey?: string | null,
+  ): Promise<PaymentRequestResponse> {
     const { developerId } = asDeveloper(ctx);
-    const pr = await ctx.services.payments.create(ctx.em, developerId, input);
+    const pr = await ctx.services.payments.create(ctx.em, developerId, input, idempotencyKey ?? null);
     return Object.assign(new PaymentRequestResponse(), {
       success: true,
       message: 'Payment request created; waiting for the user to approve it',

@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
@@ -68,7 +68,10 @@ export class PaymentRequestService {
   ) {}
 
   /** Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit. */
-  async create(em: EntityManager, developerId: string, input: RequestPaymentFields): Promise<PaymentRequest> {
+  async create(em: EntityManager, developerId: string, input: RequestPaymentFields, idempotencyKey: string | null = null): Promise<PaymentRequest> {
+    if (idempotencyKey !== null && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
+      throw badInput('idempotencyKey must be 1-255 characters');
+    }
     const walletId = requireText(input.walletId, 'walletId', 64);
     const amount = parseAmount(input.amount, this.config.maxAmount);
     const description = requireText(input.description, 'description', 255);
@@ -91,8 +94,16 @@ export class PaymentRequestService {
         expiresAt: new Date(now.getTime() + this.config.paymentRequestTtlSeconds * 1000),
         updatedAt: now,
         transactionId: null,
+        idempotencyKey,
       });
-      await tem.flush();
+      try {
+        await tem.flush();
+      } catch (err) {
+        if (err instanceof UniqueConstraintViolationException) {
+          throw new AppError('CONFLICT', 'A payment request with this idempotency key already exists');
+        }
+        throw err;
+      }
       await publishInTransaction(tem, { type: 'paymentRequested', paymentRequestId: pr.id, userId: wallet.userId });
       return pr;
     });

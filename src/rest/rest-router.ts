@@ -7,6 +7,17 @@ import type { GatewayState } from '../http/state.js';
 import type { Context } from '../context.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
+import { fingerprint, parseIdempotencyKey, type IdempotencyStore } from './idempotency.js';
+
+interface RestResponse {
+  status: number;
+  body: unknown;
+}
+
+function send(ctx: KoaContext, response: RestResponse): void {
+  ctx.status = response.status;
+  ctx.body = response.body;
+}
 
 interface PreparedRoute {
   route: RestRoute;
@@ -28,18 +39,41 @@ export interface RestDeps {
   schema: GraphQLSchema;
   /** Builds the GraphQL context of a REST call (authenticated developer, fresh EntityManager). */
   context(ctx: KoaContext): Promise<Context>;
+  /** Idempotency-Key records of the POST routes. */
+  idempotency: IdempotencyStore;
   /** Called with the context after the operation ran (response headers such as RateLimit-*). */
   onResult?(ctx: KoaContext, context: Context): void;
 }
 
 /**
  * The REST door: every route of the table runs its GraphQL operation against the one schema
- * and answers with the selected root field, or with the Error body of the first error.
+ * and answers with the selected root field, or with the Error body of the first error. POST
+ * routes honour Idempotency-Key (SPEC §10).
  */
 export function createRestRouter(deps: RestDeps): Router<GatewayState> {
   const router = new Router<GatewayState>({ prefix: '/api/v1' });
   for (const route of REST_ROUTES) {
     const prepared = prepare(deps.schema, route);
+    /** Runs the route's operation; returns the response, or throws what the error boundary answers. */
+    const run = async (ctx: KoaContext, context: Context, body: unknown, idempotencyKey: string | null): Promise<RestResponse> => {
+      const result = await execute({
+        schema: deps.schema,
+        document: prepared.document,
+        variableValues: route.variables(ctx.params as Record<string, string>, body, idempotencyKey),
+        contextValue: context,
+      });
+      deps.onResult?.(ctx, context);
+      const first = result.errors?.[0];
+      if (!first) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
+      if (first.originalError instanceof AppError && first.originalError.code === 'RATE_LIMITED') throw first.originalError;
+      const mapped = restErrorOf(result.errors!);
+      if (mapped.internal) {
+        if (isDatabaseUnavailable(first.originalError)) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
+        throw first.originalError ?? first;
+      }
+      return { status: mapped.statusCode, body: { statusCode: mapped.statusCode, message: mapped.message } };
+    };
+
     const handler = async (ctx: KoaContext): Promise<void> => {
       ctx.state.route = `${route.method} /api/v1${route.path}`;
       const context = await deps.context(ctx);
@@ -47,27 +81,42 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       if (route.body && (body === null || typeof body !== 'object' || Array.isArray(body))) {
         throw new AppError('BAD_USER_INPUT', 'Request body must be a JSON object');
       }
-      const result = await execute({
-        schema: deps.schema,
-        document: prepared.document,
-        variableValues: route.variables(ctx.params as Record<string, string>, body),
-        contextValue: context,
-      });
-      deps.onResult?.(ctx, context);
-      const first = result.errors?.[0];
-      if (first) {
-        if (first.originalError instanceof AppError && first.originalError.code === 'RATE_LIMITED') throw first.originalError;
-        const mapped = restErrorOf(result.errors!);
-        if (mapped.internal) {
-          if (isDatabaseUnavailable(first.originalError)) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
-          throw first.originalError ?? first;
-        }
-        ctx.status = mapped.statusCode;
-        ctx.body = { statusCode: mapped.statusCode, message: mapped.message };
+      const header = route.method === 'POST' ? ctx.get('idempotency-key') : '';
+      const principal = context.principal;
+      if (!header || principal.kind !== 'developer') {
+        send(ctx, await run(ctx, context, body, null));
         return;
       }
-      ctx.status = 200;
-      ctx.body = (result.data as Record<string, unknown>)[prepared.field];
+      const key = parseIdempotencyKey(header);
+      const claim = await deps.idempotency.claim(principal.developerId, key, fingerprint(route.method, ctx.path, body));
+      switch (claim.kind) {
+        case 'mismatch':
+          throw new AppError('UNPROCESSABLE', 'Idempotency-Key was already used with a different request');
+        case 'in_progress':
+          throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed');
+        case 'replay':
+          deps.onResult?.(ctx, context);
+          ctx.set('Idempotent-Replayed', 'true');
+          send(ctx, { status: claim.status, body: claim.body });
+          return;
+        case 'new':
+          break;
+        default: {
+          const never: never = claim;
+          throw new Error(`unknown claim ${String(never)}`);
+        }
+      }
+      let response: RestResponse;
+      try {
+        response = await run(ctx, context, body, key);
+      } catch (err) {
+        await deps.idempotency.release(principal.developerId, key).catch(() => undefined);
+        throw err;
+      }
+      // A call that failed validation (or failed on our side) is not remembered: it may be retried.
+      if (response.status === 400 || response.status >= 500) await deps.idempotency.release(principal.developerId, key);
+      else await deps.idempotency.complete(principal.developerId, key, response.status, response.body);
+      send(ctx, response);
     };
     if (route.method === 'GET') router.get(route.path, handler);
     else router.post(route.path, handler);

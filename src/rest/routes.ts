@@ -7,8 +7,8 @@ export interface RestRoute {
   readonly operation: string;
   /** Whether the route reads a JSON body. */
   readonly body: boolean;
-  /** Path parameters and body → operation variables. */
-  variables(params: Record<string, string>, body: unknown): Record<string, unknown>;
+  /** Path parameters, body and Idempotency-Key → operation variables. */
+  variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null): Record<string, unknown>;
 }
 
 const PAYMENT_REQUEST_FIELDS =
@@ -20,10 +20,10 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     path: '/wallet/request-payment',
     body: true,
-    operation: `mutation RequestPayment($input: RequestPaymentInput!) {
-      requestPayment(input: $input) { success message paymentRequestId status expiresAt }
+    operation: `mutation RequestPayment($input: RequestPaymentInput!, $idempotencyKey: String) {
+      requestPayment(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt }
     }`,
-    variables: (_params, body) => ({ input: body }),
+    variables: (_params, body, idempotencyKey) => ({ input: body, idempotencyKey }),
   },
   {
     method: 'GET',

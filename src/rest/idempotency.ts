@@ -1,0 +1,103 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { createHash } from 'node:crypto';
+import { AppError } from '../errors.js';
+import { IDEMPOTENCY_TTL_HOURS } from '../maintenance.js';
+
+/** What a claim on an Idempotency-Key found. */
+export type Claim =
+  | { kind: 'new' }
+  | { kind: 'replay'; status: number; body: unknown }
+  | { kind: 'mismatch' }
+  | { kind: 'in_progress' };
+
+const KEY = /^[\x21-\x7E](?:[\x20-\x7E]{0,253}[\x21-\x7E])?$/;
+
+/** An unfinished call whose instance died is taken over after this long. */
+const LEASE_SECONDS = 60;
+
+/** Validates the header: 1–255 printable ASCII characters, no surrounding spaces. */
+export function parseIdempotencyKey(header: string): string {
+  if (!KEY.test(header)) throw new AppError('BAD_USER_INPUT', 'Idempotency-Key must be 1-255 printable characters');
+  return header;
+}
+
+/** Stable JSON (object keys sorted) so that equal bodies fingerprint equally. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+/** Fingerprint of a call: the route and its body. The same key on another route or body is a misuse. */
+export function fingerprint(method: string, path: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${path}\n${canonical(body)}`).digest('hex');
+}
+
+/**
+ * Idempotency records (SPEC §10), per developer, kept 24 hours. A call claims its key before it
+ * runs; concurrent calls with the same key see IN_PROGRESS (409) and later ones the stored
+ * response. The primary key (developer_id, key) makes the claim atomic across instances.
+ */
+export class IdempotencyStore {
+  constructor(private readonly forkEm: () => EntityManager) {}
+
+  async claim(developerId: string, key: string, print: string): Promise<Claim> {
+    const em = this.forkEm();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const inserted = await em.execute(
+        `insert into idempotency_keys (developer_id, key, fingerprint, state) values (?, ?, ?, 'IN_PROGRESS')
+         on conflict do nothing returning 1 as ok`,
+        [developerId, key, print],
+      );
+      if (inserted.length === 1) return { kind: 'new' };
+      const [row] = await em.execute<
+        Array<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>
+      >(
+        `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
+                locked_at < now() - make_interval(secs => ?) as stale,
+                created_at < now() - make_interval(hours => ?) as expired
+           from idempotency_keys where developer_id = ? and key = ?`,
+        [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key],
+      );
+      if (!row) continue; // removed in between: claim again
+      if (row.expired) {
+        await em.execute('delete from idempotency_keys where developer_id = ? and key = ? and created_at < now() - make_interval(hours => ?)', [
+          developerId,
+          key,
+          IDEMPOTENCY_TTL_HOURS,
+        ]);
+        continue;
+      }
+      if (row.fingerprint !== print) return { kind: 'mismatch' };
+      if (row.state === 'COMPLETED') return { kind: 'replay', status: row.responseStatus!, body: row.responseBody };
+      if (row.stale) {
+        const taken = await em.execute(
+          `update idempotency_keys set locked_at = now()
+            where developer_id = ? and key = ? and state = 'IN_PROGRESS' and locked_at < now() - make_interval(secs => ?)
+           returning 1 as ok`,
+          [developerId, key, LEASE_SECONDS],
+        );
+        if (taken.length === 1) return { kind: 'new' };
+      }
+      return { kind: 'in_progress' };
+    }
+    return { kind: 'in_progress' };
+  }
+
+  /** Stores the response of a claimed call. */
+  async complete(developerId: string, key: string, status: number, body: unknown): Promise<void> {
+    await this.forkEm().execute(
+      `update idempotency_keys set state = 'COMPLETED', response_status = ?, response_body = ?::jsonb
+        where developer_id = ? and key = ? and state = 'IN_PROGRESS'`,
+      [status, JSON.stringify(body), developerId, key],
+    );
+  }
+
+  /** Forgets a claimed call that must not be remembered (failed validation, or failed unexpectedly). */
+  async release(developerId: string, key: string): Promise<void> {
+    await this.forkEm().execute(`delete from idempotency_keys where developer_id = ? and key = ? and state = 'IN_PROGRESS'`, [developerId, key]);
+  }
+}
