@@ -74,7 +74,9 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     ) {
       return true;
     }
-    e = (e as { originalError?: unknown; cause?: unknown }).originalError ?? (e as { cause?: unknown }).cause;
+    // graphql wraps non-Error rejections (the driver rejects some connects with plain objects) as NonErrorThrown.
+    const wrapped = e as { originalError?: unknown; cause?: unknown; thrownValue?: unknown };
+    e = wrapped.originalError ?? wrapped.cause ?? wrapped.thrownValue;
   }
   return false;
 }

@@ -208,7 +208,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
 
   const rest = createRestRouter({
     schema,
-    context: async (ctx) => developerContext(ctx, await auth.developerFromAuthorization(ctx.get('authorization') || undefined)),
+    context: async (ctx) => developerContext(ctx, await auth.developerFromAuthorization(ctx.get('authorization') || undefined, logger.child({ requestId: ctx.state.requestId }))),
     idempotency: new IdempotencyStore(forkEm),
     onResult: (ctx, context) => setRateLimitHeaders(ctx, context.rateLimit),
   });
@@ -236,7 +236,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const graphql = apolloKoaMiddleware(apollo, async (ctx: Koa.ParameterizedContext<GatewayState>) => {
     ctx.state.route = `${ctx.method} /graphql`;
     try {
-      return await developerContext(ctx, await auth.fromAuthorization(ctx.get('authorization') || undefined));
+      return await developerContext(ctx, await auth.fromAuthorization(ctx.get('authorization') || undefined, logger.child({ requestId: ctx.state.requestId })));
     } catch (err) {
       if (err instanceof AppError) {
         throw new GraphQLError(err.message, {

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { safeEqual } from './hash.js';
@@ -7,9 +8,9 @@ import { verifyUserToken } from './user-tokens.js';
 
 export interface Authenticator {
   /** Any caller: developer (secret key), admin (admin token) or user (access token). */
-  fromAuthorization(header: string | undefined): Promise<Principal>;
+  fromAuthorization(header: string | undefined, log?: Logger): Promise<Principal>;
   /** A developer only (the REST door): 401 `Missing bearer token` / `Invalid secret key`. */
-  developerFromAuthorization(header: string | undefined): Promise<Principal>;
+  developerFromAuthorization(header: string | undefined, log?: Logger): Promise<Principal>;
 }
 
 /** Reads `Authorization: Bearer <token>`; undefined when absent, null when malformed. */
@@ -22,19 +23,19 @@ export function bearerToken(header: string | undefined): string | undefined | nu
 /** Builds the authenticator shared by the HTTP doors. */
 export function createAuthenticator(config: Config, keys: SecretKeyVerifier): Authenticator {
   return {
-    async fromAuthorization(header) {
+    async fromAuthorization(header, log) {
       const token = bearerToken(header);
       if (token === undefined) return ANONYMOUS;
       if (token === null) throw new AppError('UNAUTHENTICATED', 'Invalid authorization header');
-      if (token.startsWith('sk_')) return { kind: 'developer', ...(await keys.verify(token)) };
+      if (token.startsWith('sk_')) return { kind: 'developer', ...(await keys.verify(token, log)) };
       if (safeEqual(token, config.adminToken)) return { kind: 'admin' };
       return { kind: 'user', userId: await verifyUserToken(config, token) };
     },
-    async developerFromAuthorization(header) {
+    async developerFromAuthorization(header, log) {
       const token = bearerToken(header);
       if (token === undefined) throw new AppError('UNAUTHENTICATED', 'Missing bearer token');
       if (token === null) throw new AppError('UNAUTHENTICATED', 'Invalid secret key');
-      return { kind: 'developer', ...(await keys.verify(token)) };
+      return { kind: 'developer', ...(await keys.verify(token, log)) };
     },
   };
 }

@@ -88,10 +88,10 @@ export class SecretKeyVerifier {
   }
 
   /** Returns the developer behind a key, or throws 401 `Invalid secret key`. */
-  async verify(secretKey: string): Promise<{ developerId: string; keyId: string }> {
+  async verify(secretKey: string, log: Logger = this.log): Promise<{ developerId: string; keyId: string }> {
     const result = await this.check(secretKey);
     if ('reason' in result) {
-      this.log.info({ reason: result.reason }, 'secret key rejected');
+      log.info({ reason: result.reason }, 'secret key rejected');
       throw new AppError('UNAUTHENTICATED', 'Invalid secret key');
     }
     return result;

@@ -1,0 +1,103 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT, cliEnv } from '../helpers/cli.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { testConfig } from '../helpers/app.js';
+import { mintUserToken } from '../../src/auth/user-tokens.js';
+import { subscribe, wsClient } from '../helpers/ws.js';
+
+// The real process (`node dist/src/main.js`, what `npm start` runs) receiving SIGTERM.
+let database: TestDatabase | undefined;
+let dataDir: string | undefined;
+let child: ChildProcess;
+let baseUrl: string;
+const lines: string[] = [];
+
+beforeAll(async () => {
+  const dbEnv: Record<string, string> = {};
+  if (process.env.TEST_DATABASE_URL) {
+    database = await createTestDatabase();
+    dbEnv.DATABASE_URL = database.url!;
+  } else {
+    dataDir = await mkdtemp(path.join(os.tmpdir(), 'wg-shutdown-'));
+    dbEnv.DATA_DIR = dataDir;
+  }
+  child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env: { ...cliEnv(dbEnv), PORT: '0', LOG_LEVEL: 'info' } });
+  let timer: NodeJS.Timeout | undefined;
+  baseUrl = await new Promise<string>((resolve, reject) => {
+    timer = setTimeout(() => reject(new Error('gateway did not start within 30 s')), 30_000);
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const parts = buffered.split('\n');
+      buffered = parts.pop()!;
+      for (const line of parts) {
+        lines.push(line);
+        const entry = JSON.parse(line) as { msg?: string; url?: string };
+        if (entry.msg === 'wallet gateway listening' && entry.url) resolve(entry.url);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`gateway exited early with ${code}`)));
+  }).finally(() => clearTimeout(timer));
+}, 40_000);
+
+afterAll(async () => {
+  if (child.exitCode === null) child.kill('SIGKILL');
+  await database?.close();
+  if (dataDir) await rm(dataDir, { recursive: true, force: true });
+});
+
+/** Sends the head of a POST /graphql and returns a function that sends the rest and reads the response. */
+function startSlowRequest(url: URL): Promise<(rest: string) => Promise<string>> {
+  const body = JSON.stringify({ query: '{ __typename }' });
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(Number(url.port), url.hostname, () => {
+      socket.write(
+        `POST /graphql HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+      );
+      let response = '';
+      socket.on('data', (d: Buffer) => (response += d.toString('utf8')));
+      const ended = new Promise<string>((done) => socket.on('close', () => done(response)));
+      resolve(async () => {
+        socket.write(body.slice(5));
+        return ended;
+      });
+    });
+    socket.on('error', reject);
+  });
+}
+
+test('SIGTERM: the in-flight request completes, WebSockets close with 1001, new connections are refused, exit 0 within 10 s', async () => {
+  const url = new URL(baseUrl);
+  const token = await mintUserToken(testConfig(), randomUUID());
+  let closeCode: number | undefined;
+  const client = wsClient(baseUrl, token, { onClose: (code) => (closeCode = code) });
+  const sub = subscribe(client, 'subscription { paymentRequested { id } }');
+  await new Promise((r) => setTimeout(r, 300));
+  const finish = await startSlowRequest(url);
+
+  const exited = new Promise<{ code: number | null; ms: number }>((resolve) => {
+    const started = Date.now();
+    child.once('exit', (code) => resolve({ code, ms: Date.now() - started }));
+  });
+  child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  const response = await finish('');
+  expect(response).toMatch(/^HTTP\/1\.1 200/);
+  expect(response).toContain('{"data":{"__typename":"Query"}}');
+
+  const { code, ms } = await exited;
+  expect(code).toBe(0);
+  expect(ms).toBeLessThan(10_000);
+  expect(closeCode).toBe(1001);
+  expect(sub.values).toEqual([]);
+  await expect(fetch(`${baseUrl}/healthz`)).rejects.toThrow();
+  const messages = lines.map((l) => (JSON.parse(l) as { msg: string }).msg);
+  expect(messages).toContain('shutting down');
+  expect(messages).toContain('stopped');
+  await client.dispose();
+}, 20_000);
