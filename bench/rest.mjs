@@ -67,6 +67,11 @@ await run('POST request-payment', () =>
     method: 'POST', headers,
     body: JSON.stringify({ walletId: user.walletId, amount: 1, description: 'bench', merchantName: 'Bench' }),
   }));
+// The same read with the shared rate-limit counter bypassed, to show what the counter costs.
+const limited = s.limits.request;
+s.limits.request = async () => ({ limit: 0, remaining: 0, reset: 0 });
+await run('GET status, rate-limit store bypassed', () => fetch(`${base}/api/v1/wallet/payment-request/${created.paymentRequestId}`, { headers }));
+s.limits.request = limited;
 await run('401 (bad key, no database)', () => fetch(`${base}/api/v1/wallet/payment-request/${created.paymentRequestId}`, { headers: { authorization: 'Bearer sk_test_x.y.z' } }));
 const mem = process.memoryUsage();
 console.log(`memory: rss ${(mem.rss / 2 ** 20).toFixed(0)} MiB, heap used ${(mem.heapUsed / 2 ** 20).toFixed(0)} MiB`);
