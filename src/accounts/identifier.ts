@@ -17,6 +17,9 @@ export function normalisePhone(raw: string): string {
   if (national.length < 6 || national.length > 15 || national.startsWith('0')) {
     throw badInput('phone must have 6 to 15 digits after the leading 0');
   }
+  // Look-ups read only identifiers starting with 8, 9, 08 or 09 as phone numbers; any other
+  // phone could never be found again.
+  if (!/^[89]/.test(national)) throw badInput('phone must start with 8 or 9 (after an optional leading 0)');
   return national;
 }
 

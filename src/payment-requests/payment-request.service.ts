@@ -34,11 +34,14 @@ export function effectiveUpdatedAt(pr: Pick<PaymentRequest, 'status' | 'expiresA
     : pr.updatedAt;
 }
 
+/** Trimmed text of 1..max characters (Unicode code points, as PostgreSQL counts them), no control characters. */
 function requireText(value: unknown, field: string, max: number): string {
   if (typeof value !== 'string') throw badInput(`${field} must be a string`);
   const text = value.trim();
   if (text.length === 0) throw badInput(`${field} must not be empty`);
-  if (text.length > max) throw badInput(`${field} must be at most ${max} characters`);
+  if ([...text].length > max) throw badInput(`${field} must be at most ${max} characters`);
+  // eslint-disable-next-line no-control-regex -- exactly what is refused here
+  if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(text)) throw badInput(`${field} must not contain control characters`);
   return text;
 }
 

@@ -132,3 +132,8 @@ describe('malformed identifiers', () => {
 test('without an Authorization header: 401 Missing bearer token', async () => {
   expectError(await lookupAccount(app, undefined, 'alice'), 401, 'Missing bearer token');
 });
+
+test('a phone that look-ups could never find (not starting with 8 or 9) is refused at creation', async () => {
+  const f = factories(app);
+  await expect(f.user({ phone: '0712345678' })).rejects.toThrow('phone must start with 8 or 9');
+});

@@ -1,6 +1,6 @@
 // POST /api/v1/wallet/request-payment: every input rule of SPEC §7 is a 400 with the Error body,
 // and a refused call creates nothing.
-import { factories, startTestApp, type TestApp } from '../helpers/app.js';
+import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, type HttpResult } from '../helpers/expect.js';
 import { countRows, requestPayment, requestPaymentRaw, validBody, type PaymentRequestBody, REST_TEST_ENV } from '../helpers/rest.js';
 
@@ -183,5 +183,32 @@ describe('merchantName', () => {
 
   test('a non-string is 400', async () => {
     await refuse(validBody(walletId, { merchantName: ['Acme'] }), 'merchantName');
+  });
+});
+
+describe('text fields', () => {
+  let dev: { secretKey: string };
+  let walletId: string;
+  beforeAll(async () => {
+    const f = factories(app);
+    dev = await f.developer();
+    walletId = (await f.user({ balance: 10 })).walletId;
+  });
+  const post = (body: Record<string, unknown>) => http(app.baseUrl, '/api/v1/wallet/request-payment', { token: dev.secretKey, body });
+  const base = () => ({ walletId, amount: 1, description: 'ok', merchantName: 'Shop' });
+
+  for (const field of ['description', 'merchantName', 'walletId'] as const) {
+    test(`${field} with a NUL or other control character is a 400 that names it`, async () => {
+      const res = await post({ ...base(), [field]: 'a\u0000b' });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ statusCode: 400, message: `${field} must not contain control characters` });
+    });
+  }
+
+  test('lengths count characters, not UTF-16 units: 255 emoji are a valid description, 256 are not', async () => {
+    expect((await post({ ...base(), description: '😀'.repeat(255) })).status).toBe(200);
+    const res = await post({ ...base(), description: '😀'.repeat(256) });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('description must be at most 255 characters');
   });
 });
