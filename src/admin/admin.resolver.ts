@@ -9,6 +9,8 @@ import { PaymentRequestView } from '../payment-requests/payment-request.types.js
 import { TransactionView } from '../transactions/transaction.types.js';
 import { issueSecretKey, revokeSecretKey } from '../auth/secret-keys.js';
 import { toAmountNumber } from '../money.js';
+import { isUuid } from '../uuid.js';
+import { badInput } from '../errors.js';
 import { paginate, type Page } from './pagination.js';
 import {
   CreatedUser,
@@ -35,6 +37,11 @@ const walletView = (w: Wallet): WalletView =>
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,
   });
+
+const uuidFilter = (id: string): string => {
+  if (!isUuid(id)) throw badInput('developerId must be a UUID');
+  return id;
+};
 
 const mapPage = <A, B>(page: Page<A>, f: (a: A) => B): Page<B> => ({ nodes: page.nodes.map(f), nextCursor: page.nextCursor });
 
@@ -131,7 +138,7 @@ export class AdminResolver {
     } else if (filter?.status) {
       Object.assign(where, { status: filter.status });
     }
-    if (filter?.developerId) Object.assign(where, { developerId: filter.developerId });
+    if (filter?.developerId) Object.assign(where, { developerId: uuidFilter(filter.developerId) });
     if (filter?.walletId) Object.assign(where, { walletId: filter.walletId });
     const now = new Date();
     return mapPage(await paginate(ctx.em, PaymentRequest, where, first, after), (pr) => PaymentRequestView.from(pr, now));
@@ -147,7 +154,7 @@ export class AdminResolver {
     asAdmin(ctx);
     const where: FilterQuery<Transaction> = {};
     if (filter?.status) Object.assign(where, { status: filter.status });
-    if (filter?.developerId) Object.assign(where, { developerId: filter.developerId });
+    if (filter?.developerId) Object.assign(where, { developerId: uuidFilter(filter.developerId) });
     return mapPage(await paginate(ctx.em, Transaction, where, first, after), TransactionView.from);
   }
 }
