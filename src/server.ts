@@ -7,7 +7,7 @@ import helmet from 'helmet';
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
-import { GraphQLError, type ValidationRule } from 'graphql';
+import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
 import { costLimitRule } from '@escape.tech/graphql-armor-cost-limit';
 import type { Logger } from 'pino';
@@ -101,9 +101,12 @@ function setRateLimitHeaders(ctx: Koa.Context, info: RateLimitInfo | undefined):
 
 /** GraphQL depth and cost limits, shared by the HTTP and WebSocket doors. */
 export function graphqlLimits(config: Config): ValidationRule[] {
+  // Report, never throw: a rule that throws escapes graphql's validate(), which Apollo answers
+  // with 500 and graphql-ws with closing the whole socket (4500).
+  const report = { propagateOnRejection: false, onReject: [(ctx: ValidationContext | null, err: GraphQLError) => ctx?.reportError(err)] };
   return [
-    maxDepthRule({ n: config.graphqlMaxDepth, exposeLimits: true }) as unknown as ValidationRule,
-    costLimitRule({ maxCost: config.graphqlMaxCost, exposeLimits: true }) as unknown as ValidationRule,
+    maxDepthRule({ n: config.graphqlMaxDepth, exposeLimits: true, ...report }) as unknown as ValidationRule,
+    costLimitRule({ maxCost: config.graphqlMaxCost, exposeLimits: true, ...report }) as unknown as ValidationRule,
   ];
 }
 
