@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import Router from '@koa/router';
 import helmet from 'helmet';
-import { ApolloServer } from '@apollo/server';
+import { ApolloServer, HeaderMap } from '@apollo/server';
 import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
@@ -15,7 +15,8 @@ import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import type { Context, Services } from './context.js';
 import { AppError, INTERNAL_MESSAGE, isDatabaseUnavailable, type ErrorBody } from './errors.js';
-import { formatGraphQLError } from './format-error.js';
+import { formatGraphQLError, isUnexpectedError } from './format-error.js';
+import { unwrapResolverError } from '@apollo/server/errors';
 import { getSchema } from './schema.js';
 import { SecretKeyVerifier } from './auth/secret-keys.js';
 import { createAuthenticator } from './auth/authenticate.js';
@@ -152,8 +153,20 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     plugins: [
       ApolloServerPluginDrainHttpServer({ httpServer: server, stopGracePeriodMillis: 8000 }),
       ...(config.appEnv === 'production' ? [ApolloServerPluginLandingPageDisabled()] : []),
+      {
+        async requestDidStart() {
+          return {
+            async didEncounterErrors({ errors, contextValue }) {
+              for (const error of errors) {
+                if (isUnexpectedError(error)) (contextValue?.log ?? logger).error({ err: unwrapResolverError(error) }, 'unexpected GraphQL error');
+              }
+            },
+          };
+        },
+      },
     ],
-    formatError: (formatted, error) => formatGraphQLError(formatted, error, logger),
+    // formatError has no context; the plugin below logs unexpected errors with the request's logger.
+    formatError: (formatted, error) => formatGraphQLError(formatted, error),
   });
   await apollo.start();
 
@@ -202,7 +215,8 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const apiHeaders = helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } });
   const pageHeaders = helmet({ contentSecurityPolicy: false });
   app.use(async (ctx, next) => {
-    const page = ctx.path.startsWith('/docs') || (ctx.path === '/graphql' && ctx.method === 'GET');
+    const landingPage = config.appEnv !== 'production' && ctx.path === '/graphql' && ctx.method === 'GET';
+    const page = ctx.path.startsWith('/docs') || landingPage;
     await new Promise<void>((resolve, reject) =>
       (page ? pageHeaders : apiHeaders)(ctx.req, ctx.res, (err?: unknown) => (err ? reject(err) : resolve())),
     );
@@ -242,8 +256,15 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       return await developerContext(ctx, await auth.fromAuthorization(ctx.get('authorization') || undefined, logger.child({ requestId: ctx.state.requestId })));
     } catch (err) {
       if (err instanceof AppError) {
+        const headers = new HeaderMap();
+        if (err instanceof RateLimitedError) {
+          headers.set('retry-after', String(err.info.reset));
+          headers.set('ratelimit-limit', String(err.info.limit));
+          headers.set('ratelimit-remaining', '0');
+          headers.set('ratelimit-reset', String(err.info.reset));
+        }
         throw new GraphQLError(err.message, {
-          extensions: { code: err.code, statusCode: err.statusCode, http: { status: err.statusCode } },
+          extensions: { code: err.code, statusCode: err.statusCode, http: { status: err.statusCode, headers } },
         });
       }
       throw err;

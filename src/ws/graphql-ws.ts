@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
-import { useServer } from 'graphql-ws/use/ws';
+import { useGraphqlWsServer } from './use-ws.js';
 import { CloseCode } from 'graphql-ws';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
@@ -49,7 +49,7 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_BODY_BYTES });
   const rules = [...specifiedRules, ...(opts.validationRules ?? [])];
   const connectionsPerUser = new Map<string, number>();
-  const disposable = useServer<Record<string, unknown> | undefined, ConnectionExtra>(
+  const disposable = useGraphqlWsServer<Record<string, unknown> | undefined, ConnectionExtra>(
     {
       schema,
       onConnect: async (ctx) => {
@@ -90,13 +90,15 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
           log: logger.child({ requestId }),
         };
       },
-      onNext: (_ctx, _id, _payload, _args, result) => {
+      onNext: (_ctx, _id, _payload, args, result) => {
         if (!('errors' in result) || !result.errors) return undefined;
+        const log = (args.contextValue as Context | undefined)?.log ?? logger;
         // Sent as JSON: formatted errors serialise exactly like GraphQLError.toJSON() would.
-        return { ...result, errors: result.errors.map((e) => formatGraphQLError(e.toJSON(), e, logger)) } as unknown as typeof result;
+        return { ...result, errors: result.errors.map((e) => formatGraphQLError(e.toJSON(), e, log)) } as unknown as typeof result;
       },
     },
     wss,
+    logger,
     opts.keepAliveMs ?? 12_000,
   );
   return {

@@ -121,6 +121,12 @@ describe('requests per second per key', () => {
     expect(ok.length).toBeLessThanOrEqual(PER_SECOND);
     const limited = burst.filter((r) => r.body?.errors?.[0]?.extensions?.code === 'RATE_LIMITED');
     expect(limited).toHaveLength(burst.length - ok.length);
+    for (const r of limited) {
+      expect(r.status).toBe(429);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(r.headers.get('ratelimit-limit')).toBe(String(PER_SECOND));
+      expect(r.headers.get('ratelimit-remaining')).toBe('0');
+    }
     // The REST door sees the same count: this key is still over its limit.
     expectError(await getStatus(perSecond, freshKey, requestId), 429);
   });
