@@ -1,3 +1,6 @@
+// Helpers of the money and state-machine tests (test/app, test/production): create, decide and
+// read payment requests, and read balances and the ledger straight from the database. The REST
+// contract tests use ./rest.ts, whose wrappers return the raw HttpResult.
 import { gql, http } from './app.js';
 import type { Database } from '../../src/db/database.js';
 

@@ -1,3 +1,6 @@
+// REST-contract helpers for test/rest: one wrapper per endpoint returning the raw HttpResult
+// (status, headers, body) so tests can assert on every detail of the answer. The money and state
+// machine tests use ./payments.ts, whose helpers return what those tests reason about instead.
 import { gql, http, type TestApp } from './app.js';
 import { UUID_RE, type HttpResult } from './expect.js';
 
