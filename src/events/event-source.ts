@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { Logger } from 'pino';
-import { EVENTS_CHANNEL, parseEvent, takeCommittedEvents, type WalletEvent } from './events.js';
+import { EVENTS_CHANNEL, parseEvent, committedEvents, type WalletEvent } from './events.js';
 
 /** Where committed events come from; one per gateway instance. */
 export interface EventSource {
@@ -108,7 +108,7 @@ export class CommitHookSource implements EventSource, EventSubscriber {
   afterTransactionCommit(args: TransactionEventArgs): void {
     const trx = args.transaction as object | undefined;
     if (!trx) return;
-    for (const event of takeCommittedEvents(trx)) this.handler?.(event);
+    for (const event of committedEvents(trx)) this.handler?.(event);
   }
 
   async close(): Promise<void> {

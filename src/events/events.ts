@@ -34,11 +34,13 @@ export async function publishInTransaction(em: EntityManager, event: Omit<Wallet
   }
 }
 
-/** Takes the events a committed transaction queued (see `publishInTransaction`). */
-export function takeCommittedEvents(trx: object): WalletEvent[] {
-  const list = pendingByTransaction.get(trx) ?? [];
-  pendingByTransaction.delete(trx);
-  return list;
+/**
+ * The events a committed transaction queued (see `publishInTransaction`). Every commit hook
+ * registered on the ORM reads them (each gateway instance delivers to its own subscribers); the
+ * list goes with the transaction object.
+ */
+export function committedEvents(trx: object): readonly WalletEvent[] {
+  return pendingByTransaction.get(trx) ?? [];
 }
 
 /** Parses a NOTIFY payload; undefined when it is not one of ours. */

@@ -139,6 +139,25 @@ test('cross-instance: subscribed on one instance, created and approved through a
   }
 });
 
+test('cross-instance the other way round: subscribed on the second instance, created through the first', async () => {
+  const second = await startSecondInstance(app);
+  try {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const client = wsClient(second.baseUrl, user.token);
+    const before = second.gateway.services.events.stats.subscriptions;
+    const requested = subscribe(client, REQUESTED);
+    await untilSubscribed(second.gateway.services.events, before + 1);
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+    expect((await requested.next(1000)).paymentRequested.id).toBe(id);
+    requested.dispose();
+    await client.dispose();
+  } finally {
+    await second.close();
+  }
+});
+
 // Only a PostgreSQL server has a LISTEN connection that can be cut; the embedded database
 // delivers in-process through the commit hook instead (see src/events/event-source.ts).
 const withServer = process.env.TEST_DATABASE_URL ? test : (_name: string, _fn: () => Promise<void>) => undefined;
