@@ -47,6 +47,7 @@ const schema = z.object({
   WS_MAX_CONNECTIONS_PER_USER: z.coerce.number().int().min(1).default(5),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).default(8),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(5000),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -74,6 +75,8 @@ export interface Config {
   readonly wsMaxConnectionsPerUser: number;
   readonly graphqlMaxDepth: number;
   readonly graphqlMaxCost: number;
+  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
@@ -138,6 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     wsMaxConnectionsPerUser: c.WS_MAX_CONNECTIONS_PER_USER,
     graphqlMaxDepth: c.GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: c.GRAPHQL_MAX_COST,
+    metricsToken: c.METRICS_TOKEN,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
   });

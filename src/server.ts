@@ -19,7 +19,8 @@ import { formatGraphQLError, isUnexpectedError } from './format-error.js';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { getSchema } from './schema.js';
 import { SecretKeyVerifier } from './auth/secret-keys.js';
-import { createAuthenticator } from './auth/authenticate.js';
+import { bearerToken, createAuthenticator } from './auth/authenticate.js';
+import { safeEqual } from './auth/hash.js';
 import type { Principal } from './auth/principal.js';
 import { PaymentRequestService } from './payment-requests/payment-request.service.js';
 import { AccountService } from './accounts/account.service.js';
@@ -247,6 +248,10 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   });
   root.get('/metrics', async (ctx) => {
     ctx.state.route = 'GET /metrics';
+    if (config.metricsToken) {
+      const token = bearerToken(ctx.get('authorization') || undefined);
+      if (!token || !safeEqual(token, config.metricsToken)) throw new AppError('UNAUTHENTICATED', 'Invalid metrics token');
+    }
     ctx.type = services.metrics.registry.contentType;
     ctx.body = await services.metrics.registry.metrics();
   });

@@ -249,3 +249,24 @@ describe('/metrics', () => {
     expect(await metric('event_delivery_lag_seconds_count')).toBe(countBefore);
   });
 });
+
+describe('/metrics with METRICS_TOKEN', () => {
+  let guarded: TestApp;
+  const token = 'metrics-token-0123456789abcdef';
+  beforeAll(async () => {
+    guarded = await startTestApp({ env: { METRICS_TOKEN: token } });
+  });
+  afterAll(async () => {
+    await guarded.close();
+  });
+
+  test('requires the token: 401 without or with a wrong one, 200 with it', async () => {
+    const none = await http(guarded.baseUrl, '/metrics');
+    expect(none.status).toBe(401);
+    expect(none.body).toEqual({ statusCode: 401, message: 'Invalid metrics token' });
+    expect((await http(guarded.baseUrl, '/metrics', { token: 'wrong-token-0123456789' })).status).toBe(401);
+    const ok = await http(guarded.baseUrl, '/metrics', { token });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toContain('http_request_duration_seconds');
+  });
+});
