@@ -1,5 +1,6 @@
-// Load benchmark of the REST door: `npm run bench` (DATABASE_URL to use a PostgreSQL server,
-// else an in-memory embedded one). Starts one gateway in this process on a loopback port, sends
+// Load benchmark of the REST door: `npm run bench` (DATABASE_URL to use a PostgreSQL server —
+// give it a database of its own, the bench migrates it and adds rows — else an in-memory
+// embedded one). Starts one gateway in this process on a loopback port, sends
 // a bounded number of requests from a fixed number of concurrent clients, and prints throughput,
 // latency percentiles, ORM statements per request (the rate-limit counter's one upsert per request
 // goes around the ORM and is not counted) and memory. It stops by itself.
