@@ -40,8 +40,6 @@ export class AppError extends GraphQLError {
 
 export const badInput = (message: string): AppError => new AppError('BAD_USER_INPUT', message);
 export const notFound = (message: string): AppError => new AppError('NOT_FOUND', message);
-export const unauthenticated = (message = 'Invalid secret key'): AppError =>
-  new AppError('UNAUTHENTICATED', message);
 
 /** Message shown for anything unexpected; the detail goes to the log only. */
 export const INTERNAL_MESSAGE = 'Internal server error';

@@ -74,9 +74,9 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   // NOTIFY does not cross connections of the embedded PostgreSQL: there, events are handed over
   // by the commit hook in-process (one process owns an embedded database).
   const source = db.embedded ? new CommitHookSource(db.orm) : new PgListenSource(db.url, logger);
-  const events = new EventHub(source, forkEm, logger);
-  const metrics = new Metrics({ subscriptions: () => events.stats.subscriptions });
-  events.stats.onLag = (seconds) => metrics.eventLag.observe(seconds);
+  // The gauge reads the hub at scrape time, the hub reports each delivery's lag to the histogram.
+  const metrics: Metrics = new Metrics({ subscriptions: () => events.stats.subscriptions });
+  const events = new EventHub(source, forkEm, logger, (seconds) => metrics.eventLag.observe(seconds));
   return {
     config,
     payments: new PaymentRequestService(config, (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count)),

@@ -5,13 +5,6 @@ import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 import type { EventSource } from './event-source.js';
 import type { WalletEvent, WalletEventType } from './events.js';
 
-/** Delivery statistics, read by the metrics endpoint. */
-export interface HubStats {
-  subscriptions: number;
-  delivered: number;
-  /** Observer for publication → delivery lag, seconds. */
-  onLag?: (seconds: number) => void;
-}
 
 type Topics = Record<WalletEventType, [userId: string, payload: PaymentRequest]>;
 
@@ -23,12 +16,15 @@ type Topics = Record<WalletEventType, [userId: string, payload: PaymentRequest]>
 export class EventHub {
   private readonly pubsub = createPubSub<Topics>();
   private readonly perUser = new Map<string, number>();
-  readonly stats: HubStats = { subscriptions: 0, delivered: 0 };
+  /** Open subscriptions on this instance (the metrics gauge reads it). */
+  readonly stats = { subscriptions: 0 };
 
   constructor(
     private readonly source: EventSource,
     private readonly forkEm: () => EntityManager,
     private readonly log: Logger,
+    /** Called with the publication → delivery lag (seconds) of each delivered event. */
+    private readonly onDelivered: (lagSeconds: number) => void = () => undefined,
   ) {}
 
   async start(): Promise<void> {
@@ -40,11 +36,6 @@ export class EventHub {
   /** Whether the source of events is connected. */
   get healthy(): boolean {
     return this.source.healthy;
-  }
-
-  /** Number of open subscriptions of one user (for the per-user limit). */
-  subscriptionsOf(userId: string): number {
-    return this.perUser.get(userId) ?? 0;
   }
 
   /** An async iterator of one user's payment requests for one event type; ends when the client unsubscribes. */
@@ -87,8 +78,7 @@ export class EventHub {
     const pr = await this.forkEm().findOne(PaymentRequest, { id: event.paymentRequestId });
     if (!pr) return;
     this.pubsub.publish(event.type, event.userId, pr);
-    this.stats.delivered++;
-    this.stats.onLag?.(Math.max(0, Date.now() - event.at) / 1000);
+    this.onDelivered(Math.max(0, Date.now() - event.at) / 1000);
   }
 
   async close(): Promise<void> {

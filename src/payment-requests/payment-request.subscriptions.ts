@@ -1,7 +1,7 @@
 import { Resolver, Root, Subscription } from 'type-graphql';
 import { asUser, type Context } from '../context.js';
 import type { PaymentRequest } from './payment-request.entity.js';
-import { PaymentRequestNotification, PaymentRequestUpdate } from './payment-request.types.js';
+import { PaymentRequestNotification, PaymentRequestUpdate, PaymentRequestView } from './payment-request.types.js';
 
 /**
  * The wallet app's subscriptions (graphql-ws). The topic is the authenticated user's id from the
@@ -17,7 +17,7 @@ export class PaymentRequestSubscriptions {
     },
   })
   paymentRequested(@Root() pr: PaymentRequest): PaymentRequestNotification {
-    return PaymentRequestNotification.from(pr);
+    return PaymentRequestView.from(pr);
   }
 
   @Subscription(() => PaymentRequestUpdate, {
@@ -28,6 +28,6 @@ export class PaymentRequestSubscriptions {
     },
   })
   paymentRequestUpdated(@Root() pr: PaymentRequest): PaymentRequestUpdate {
-    return PaymentRequestUpdate.from(pr);
+    return PaymentRequestView.from(pr);
   }
 }

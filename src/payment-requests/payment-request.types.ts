@@ -84,6 +84,10 @@ export class RequestPaymentInput {
   merchantName!: string;
 }
 
+/**
+ * The two subscription payloads declare exactly the fields SPEC §8 names; resolvers return a
+ * PaymentRequestView (a superset) and GraphQL sends only the declared fields.
+ */
 @ObjectType('PaymentRequestNotification', { description: 'Sent to the wallet owner when a payment request is created.' })
 export class PaymentRequestNotification {
   @Field(() => ID) id!: string;
@@ -94,20 +98,6 @@ export class PaymentRequestNotification {
   @Field(() => PaymentRequestStatus) status!: PaymentRequestStatus;
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date) expiresAt!: Date;
-
-  static from(pr: PaymentRequest, now = new Date()): PaymentRequestNotification {
-    const v = PaymentRequestView.from(pr, now);
-    return Object.assign(new PaymentRequestNotification(), {
-      id: v.id,
-      amount: v.amount,
-      currency: v.currency,
-      description: v.description,
-      merchantName: v.merchantName,
-      status: v.status,
-      createdAt: v.createdAt,
-      expiresAt: v.expiresAt,
-    });
-  }
 }
 
 @ObjectType('PaymentRequestUpdate', { description: 'Sent to the wallet owner on every status change of a payment request.' })
@@ -116,14 +106,4 @@ export class PaymentRequestUpdate {
   @Field(() => PaymentRequestStatus) status!: PaymentRequestStatus;
   @Field(() => Date) updatedAt!: Date;
   @Field(() => ID, { nullable: true }) transactionId!: string | null;
-
-  static from(pr: PaymentRequest, now = new Date()): PaymentRequestUpdate {
-    const v = PaymentRequestView.from(pr, now);
-    return Object.assign(new PaymentRequestUpdate(), {
-      id: v.id,
-      status: v.status,
-      updatedAt: v.updatedAt,
-      transactionId: v.transactionId,
-    });
-  }
 }

@@ -7,6 +7,7 @@ import type { GatewayState } from '../http/state.js';
 import type { Context } from '../context.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
+import { RateLimitedError } from '../rate-limit.js';
 import { fingerprint, parseIdempotencyKey, type IdempotencyStore } from './idempotency.js';
 
 interface RestResponse {
@@ -65,7 +66,8 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       deps.onResult?.(ctx, context);
       const first = result.errors?.[0];
       if (!first) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
-      if (first.originalError instanceof AppError && first.originalError.code === 'RATE_LIMITED') throw first.originalError;
+      // Thrown, not answered here: the error boundary adds Retry-After and RateLimit-* (and a 429 is never remembered).
+      if (first.originalError instanceof RateLimitedError) throw first.originalError;
       const mapped = restErrorOf(result.errors!);
       if (mapped.internal) {
         if (isDatabaseUnavailable(first.originalError)) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
