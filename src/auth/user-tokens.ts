@@ -14,13 +14,21 @@ export async function mintUserToken(config: Config, userId: string, ttlSeconds =
 
 /** Verifies a user access token and returns the user id; `exp` is required. */
 export async function verifyUserToken(config: Config, token: string): Promise<string> {
+  return (await verifyUserTokenClaims(config, token)).userId;
+}
+
+/**
+ * Verifies a user access token and returns the user id and when the token expires (epoch ms), for
+ * long-lived connections that must end with their token.
+ */
+export async function verifyUserTokenClaims(config: Config, token: string): Promise<{ userId: string; expiresAt: number }> {
   try {
     const { payload } = await jwtVerify(token, new TextEncoder().encode(config.userTokenSecret), {
       algorithms: ['HS256'],
       requiredClaims: ['exp', 'sub'],
     });
     if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new Error('no subject');
-    return payload.sub;
+    return { userId: payload.sub, expiresAt: payload.exp! * 1000 };
   } catch {
     throw new AppError('UNAUTHENTICATED', 'Invalid access token');
   }

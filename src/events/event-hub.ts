@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { createPubSub } from '@graphql-yoga/subscription';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
@@ -14,7 +15,7 @@ type Topics = Record<WalletEventType, [userId: string, payload: PaymentRequest]>
  * Topics are keyed by the user id taken from the authenticated context, never from arguments.
  */
 export class EventHub {
-  private readonly pubsub = createPubSub<Topics>();
+  private readonly pubsub = createPubSub<Topics>({ eventTarget: EventHub.target() });
   private readonly perUser = new Map<string, number>();
   /** Open subscriptions on this instance (the metrics gauge reads it). */
   readonly stats = { subscriptions: 0 };
@@ -26,6 +27,17 @@ export class EventHub {
     /** Called with the publication → delivery lag (seconds) of each delivered event. */
     private readonly onDelivered: (lagSeconds: number) => void = () => undefined,
   ) {}
+
+  /**
+   * The pubsub's EventTarget: one listener per subscription on a user's topic. The WebSocket door
+   * caps a user's open operations (50), so more than Node's default of 10 listeners is expected;
+   * the warning stays for anything beyond the cap.
+   */
+  private static target(): EventTarget {
+    const target = new EventTarget();
+    setMaxListeners(64, target);
+    return target;
+  }
 
   async start(): Promise<void> {
     await this.source.start((event) => {

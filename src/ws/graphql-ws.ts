@@ -1,15 +1,16 @@
 import type http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
-import { useGraphqlWsServer } from './use-ws.js';
-import { CloseCode } from 'graphql-ws';
+import { useGraphqlWsServer, type WsExtra } from './use-ws.js';
+import { CloseCode, type Context as WsContext } from 'graphql-ws';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Context, Services } from '../context.js';
 import { bearerToken } from '../auth/authenticate.js';
-import { verifyUserToken } from '../auth/user-tokens.js';
+import { verifyUserTokenClaims } from '../auth/user-tokens.js';
+import { AppError } from '../errors.js';
 import { formatGraphQLError } from '../format-error.js';
 import { MAX_BODY_BYTES } from '../http/body.js';
 
@@ -34,10 +35,40 @@ export interface GraphqlWs {
 
 interface ConnectionExtra extends Record<PropertyKey, unknown> {
   userId?: string;
+  /** When the socket's user token expires (epoch ms). */
+  expiresAt?: number;
 }
+
+type SocketContext = WsContext<Record<string, unknown> | undefined, WsExtra & Partial<ConnectionExtra>>;
 
 /** Close code for a user over the per-user connection limit. */
 export const TOO_MANY_CONNECTIONS = 4429;
+/** Close code (and reason) of a socket whose user token has expired: the token is no longer valid. */
+export const TOKEN_EXPIRED = { code: CloseCode.Unauthorized, reason: 'Token expired' } as const;
+/** Operations (subscriptions, or queries and mutations still running) open on one socket at most. */
+export const MAX_OPERATIONS_PER_SOCKET = 20;
+/** Operations open at most for one user across all of its sockets on this instance. */
+export const MAX_OPERATIONS_PER_USER = 50;
+/** Longest delay setTimeout accepts; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Closes a socket when its token expires (re-armed for tokens valid longer than a timer can wait). */
+function closeAtExpiry(socket: WsExtra['socket'], expiresAt: number): () => void {
+  let timer: NodeJS.Timeout;
+  const arm = (): void => {
+    const wait = expiresAt - Date.now();
+    if (wait <= 0) {
+      socket.close(TOKEN_EXPIRED.code, TOKEN_EXPIRED.reason);
+      return;
+    }
+    timer = setTimeout(arm, Math.min(wait, MAX_TIMER_MS));
+  };
+  arm();
+  return () => clearTimeout(timer);
+}
+
+/** A coded GraphQL error refusing one operation (the socket stays open). */
+const refused = (code: 'RATE_LIMITED' | 'UNAUTHENTICATED', message: string): readonly GraphQLError[] => [new AppError(code, message)];
 
 /**
  * The WebSocket door: graphql-ws on the HTTP server's `/graphql`. The user token travels in
@@ -48,38 +79,74 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
   const { server, schema, config, services, logger } = opts;
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_BODY_BYTES });
   const rules = [...specifiedRules, ...(opts.validationRules ?? [])];
-  const connectionsPerUser = new Map<string, number>();
+  /** Each user's acknowledged sockets on this instance (their contexts hold the open operations). */
+  const socketsPerUser = new Map<string, Set<SocketContext>>();
+  const openOperations = (ctx: SocketContext): number => Object.keys(ctx.subscriptions).length;
   const disposable = useGraphqlWsServer<Record<string, unknown> | undefined, ConnectionExtra>(
     {
       schema,
       onConnect: async (ctx) => {
+        const { socket } = ctx.extra;
         const header = ctx.connectionParams?.authorization;
         const token = typeof header === 'string' ? bearerToken(header) : undefined;
+        let claims: { userId: string; expiresAt: number };
         try {
           if (!token) throw new Error('missing token');
-          ctx.extra.userId = await verifyUserToken(config, token);
+          claims = await verifyUserTokenClaims(config, token);
         } catch {
-          ctx.extra.socket.close(CloseCode.Unauthorized, 'Unauthorized');
+          socket.close(CloseCode.Unauthorized, 'Unauthorized');
           return false;
         }
-        const userId = ctx.extra.userId;
-        const open = connectionsPerUser.get(userId) ?? 0;
-        if (open >= config.wsMaxConnectionsPerUser) {
-          delete ctx.extra.userId;
-          ctx.extra.socket.close(TOO_MANY_CONNECTIONS, 'Too many connections');
+        // The socket may have been cut while the token was being verified: its close has already
+        // run, so it must not be counted (it would never be uncounted).
+        if (socket.readyState !== socket.OPEN) return false;
+        const sockets = socketsPerUser.get(claims.userId) ?? new Set<SocketContext>();
+        if (sockets.size >= config.wsMaxConnectionsPerUser) {
+          socket.close(TOO_MANY_CONNECTIONS, 'Too many connections');
           return false;
         }
-        connectionsPerUser.set(userId, open + 1);
+        sockets.add(ctx);
+        socketsPerUser.set(claims.userId, sockets);
+        ctx.extra.userId = claims.userId;
+        ctx.extra.expiresAt = claims.expiresAt;
+        const stopTimer = closeAtExpiry(socket, claims.expiresAt);
+        // Uncounted by the socket's own close event, registered while it is open: it always runs.
+        socket.once('close', () => {
+          stopTimer();
+          sockets.delete(ctx);
+          if (sockets.size === 0 && socketsPerUser.get(claims.userId) === sockets) socketsPerUser.delete(claims.userId);
+        });
         return true;
       },
-      onDisconnect: (ctx) => {
-        const userId = ctx.extra.userId;
-        if (!userId) return;
-        const left = (connectionsPerUser.get(userId) ?? 1) - 1;
-        if (left <= 0) connectionsPerUser.delete(userId);
-        else connectionsPerUser.set(userId, left);
+      onSubscribe: (ctx, _id, payload) => {
+        const { userId, expiresAt } = ctx.extra;
+        if (expiresAt !== undefined && Date.now() >= expiresAt) {
+          ctx.extra.socket.close(TOKEN_EXPIRED.code, TOKEN_EXPIRED.reason);
+          return refused('UNAUTHENTICATED', 'Access token expired');
+        }
+        // The operation being subscribed is already counted in ctx.subscriptions.
+        if (openOperations(ctx) > MAX_OPERATIONS_PER_SOCKET) {
+          return refused('RATE_LIMITED', `At most ${MAX_OPERATIONS_PER_SOCKET} operations may be open on one connection`);
+        }
+        if (userId) {
+          let total = 0;
+          for (const other of socketsPerUser.get(userId) ?? []) total += openOperations(other);
+          if (total > MAX_OPERATIONS_PER_USER) {
+            return refused('RATE_LIMITED', `At most ${MAX_OPERATIONS_PER_USER} operations may be open per user`);
+          }
+        }
+        // Parsed and validated here so that a syntax error is an error message for this
+        // operation, not an exception that would close the whole socket.
+        let document;
+        try {
+          document = parse(payload.query);
+        } catch (err) {
+          return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error')];
+        }
+        const errors = validate(schema, document, rules);
+        if (errors.length > 0) return errors;
+        return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
-      validate: (schema, document) => validate(schema, document, rules),
       context: (ctx): Context => {
         const requestId = randomUUID();
         return {
@@ -90,6 +157,7 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
           log: logger.child({ requestId }),
         };
       },
+      onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatGraphQLError(e.toJSON(), e, logger)),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (!('errors' in result) || !result.errors) return undefined;
         const log = (args.contextValue as Context | undefined)?.log ?? logger;

@@ -2,6 +2,27 @@ import type http from 'node:http';
 import type { WebSocket, WebSocketServer } from 'ws';
 import { CloseCode, DEPRECATED_GRAPHQL_WS_PROTOCOL, handleProtocols, makeServer, type ServerOptions } from 'graphql-ws';
 import type { Logger } from 'pino';
+import { jsonTooDeep } from '../http/body.js';
+
+/** Message types a client may send (graphql-transport-ws); anything else is a protocol error. */
+const CLIENT_MESSAGE_TYPES = new Set(['connection_init', 'ping', 'pong', 'subscribe', 'complete']);
+
+/**
+ * Why a client's message breaks the protocol before graphql-ws sees it (it would throw, which is
+ * a 4500 and a stack in the log): too deeply nested, or a type only a server sends.
+ */
+function protocolViolation(text: string): string | undefined {
+  if (jsonTooDeep(text)) return 'Message is nested too deeply';
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    return undefined; // graphql-ws answers unparsable messages itself (4400)
+  }
+  const type = (message as { type?: unknown } | null)?.type;
+  if (typeof type === 'string' && !CLIENT_MESSAGE_TYPES.has(type)) return 'Invalid message received';
+  return undefined;
+}
 
 /** What each graphql-ws context carries from the transport. */
 export interface WsExtra {
@@ -56,8 +77,15 @@ export function useGraphqlWsServer<P extends Record<string, unknown> | undefined
         close: (code, reason) => socket.close(code, reason),
         onMessage: (cb) =>
           socket.on('message', async (data) => {
+            const text = String(data);
+            const violation = protocolViolation(text);
+            if (violation) {
+              log.info({ reason: violation }, 'WebSocket protocol violation');
+              socket.close(CloseCode.BadRequest, violation);
+              return;
+            }
             try {
-              await cb(String(data));
+              await cb(text);
             } catch (err) {
               log.error({ err }, 'graphql-ws message handling failed');
               socket.close(CloseCode.InternalServerError, 'Internal server error');
