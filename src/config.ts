@@ -48,6 +48,8 @@ const schema = z.object({
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).default(8),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(5000),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  SANDBOX_TEST_WALLETS: z.enum(['true', 'false']).default('true'),
+  SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -77,6 +79,10 @@ export interface Config {
   readonly graphqlMaxCost: number;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** Development only: whether the scripted test wallets (src/sandbox) exist and answer; never in production. */
+  readonly sandboxTestWallets: boolean;
+  /** How long a test wallet waits after a payment request is created before it answers. */
+  readonly sandboxDelayMs: number;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
@@ -142,6 +148,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     graphqlMaxDepth: c.GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: c.GRAPHQL_MAX_COST,
     metricsToken: c.METRICS_TOKEN,
+    sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS === 'true',
+    sandboxDelayMs: c.SANDBOX_DELAY_MS,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
   });

@@ -38,6 +38,7 @@ import { createDocsRouter } from './openapi/openapi.js';
 import { RateLimitedError, RateLimits, type RateLimitInfo } from './rate-limit.js';
 import { Metrics } from './observability/metrics.js';
 import { Maintenance } from './maintenance.js';
+import { startSandbox } from './sandbox/sandbox.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -124,6 +125,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   sweeper.start();
   const maintenance = new Maintenance(forkEm, logger);
   maintenance.start();
+  const sandbox = await startSandbox({ config, services, forkEm, logger }); // development only
   const validationRules = graphqlLimits(config);
   const ws = attachGraphqlWs({ server, schema, config, services, logger, forkEm, validationRules });
 
@@ -307,7 +309,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       // Apollo's drain plugin stops accepting and waits for in-flight requests; at the same time
       // every WebSocket is closed with 1001 (going away), so server.close() can complete.
       await Promise.all([apollo.stop(), ws.dispose()]);
-      await Promise.all([sweeper.stop(), maintenance.stop()]);
+      await Promise.all([sweeper.stop(), maintenance.stop(), sandbox?.stop()]);
       await services.events.close();
       if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },

@@ -11,6 +11,7 @@ import type { Context, Services } from '../context.js';
 import { AppError } from '../errors.js';
 import { mintUserToken } from '../auth/user-tokens.js';
 import { restErrorOf } from '../rest/graphql-errors.js';
+import { listTestWallets } from '../sandbox/sandbox.js';
 
 /** A mistake in how the command was called: message to stderr, exit 2, nothing written. */
 class UsageError extends Error {}
@@ -28,6 +29,7 @@ Commands (each prints one JSON object on stdout):
   wallet:topup --wallet W --amount A             -> {walletId, balance, currency}
   user:token --username U                        -> {token}
   demo                                           -> a developer, a key and two funded users
+  test-wallets                                   -> {delayMs, testWallets: [...]}  (development only)
   migrate                                        -> {migrated: [...]}
   schema:emit [--out schema/schema.graphql]      -> {file}
 
@@ -125,6 +127,10 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
       const user = await rt.services.accounts.userByUsername(rt.db.orm.em.fork(), need(v, 'username'));
       return { token: await mintUserToken(rt.config, user.id, 24 * 3600) };
     },
+  },
+  'test-wallets': {
+    flags: {},
+    run: (rt) => listTestWallets({ config: rt.config, services: rt.services, forkEm: () => rt.db.orm.em.fork(), logger: createLogger('silent') }),
   },
   demo: {
     flags: {},

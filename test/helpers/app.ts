@@ -35,6 +35,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     USER_TOKEN_SECRET: 'test-user-token-secret-0123456789',
     ADMIN_TOKEN: 'test-admin-token-0123456789',
     LOG_LEVEL: 'info',
+    // The scripted test wallets (src/sandbox) only where a test asks for them: they add users,
+    // wallets and hub subscriptions that other suites count.
+    SANDBOX_TEST_WALLETS: 'false',
     ...env,
   });
 }

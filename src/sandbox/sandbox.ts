@@ -1,0 +1,49 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Services } from '../context.js';
+import { AppError } from '../errors.js';
+import { describeTestWallets, ensureTestWallets, type TestWallet } from './test-wallets.js';
+import { TestWalletResponder } from './test-wallet-responder.js';
+
+/** The development sandbox of one gateway instance: its test wallets and their responder. */
+export interface Sandbox {
+  readonly wallets: readonly TestWallet[];
+  stop(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  config: Config;
+  services: Services;
+  forkEm: () => EntityManager;
+  logger: Logger;
+}
+
+/**
+ * Starts the sandbox when this is a development gateway with test wallets on (the default
+ * there); undefined otherwise — in production the test wallets are neither created nor
+ * answered for, whatever the database holds.
+ */
+export async function startSandbox({ config, services, forkEm, logger }: SandboxOptions): Promise<Sandbox | undefined> {
+  if (config.appEnv === 'production' || !config.sandboxTestWallets) return undefined;
+  const log = logger.child({ component: 'sandbox' });
+  const wallets = await ensureTestWallets(forkEm, services.accounts, log);
+  const responder = new TestWalletResponder(services, forkEm, log, config.sandboxDelayMs);
+  await responder.start(wallets);
+  log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
+  return {
+    wallets,
+    stop: () => responder.stop(),
+  };
+}
+
+/**
+ * What `npx wallet-gateway test-wallets` prints: the test wallets of this development
+ * environment (created first when missing, as a development gateway would at start). Refused
+ * in production, and where the test wallets are turned off.
+ */
+export async function listTestWallets({ config, services, forkEm, logger }: SandboxOptions) {
+  if (config.appEnv === 'production') throw new AppError('NOT_FOUND', 'Test wallets exist only in the development environment');
+  if (!config.sandboxTestWallets) throw new AppError('NOT_FOUND', 'Test wallets are turned off (SANDBOX_TEST_WALLETS=false)');
+  return describeTestWallets(await ensureTestWallets(forkEm, services.accounts, logger), config.sandboxDelayMs);
+}

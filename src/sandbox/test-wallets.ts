@@ -1,0 +1,170 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
+import type { AccountService } from '../accounts/account.service.js';
+import { WalletStatus } from '../accounts/wallet.entity.js';
+import { recordTopUp } from '../ledger/ledger.js';
+import { normalisePhone } from '../accounts/identifier.js';
+
+/** What a test wallet does with every payment request made to it. */
+export type TestWalletOutcome = 'approve' | 'reject' | 'insufficient_funds' | 'expire' | 'suspended' | 'closed';
+
+/** One scripted wallet of the development environment. */
+export interface TestWalletDefinition {
+  readonly username: string;
+  /** As a merchant would type it (`0900000001` and `900000001` name the same phone). */
+  readonly phone: string;
+  readonly outcome: TestWalletOutcome;
+  readonly status: WalletStatus;
+  /** Balance it is created with (the approving wallet is topped up again when it runs low). */
+  readonly balance: number;
+  /** What a merchant sees, in words. */
+  readonly behaviour: string;
+}
+
+/** Balance the approving wallet keeps (topped up at start when below half of it). */
+const APPROVING_BALANCE = 1_000_000_000;
+
+/**
+ * The documented test wallets (SPEC §13, issue 12): phone numbers and usernames whose outcome is
+ * fixed, like a payment provider's sandbox numbers. They exist only in the development
+ * environment, created when a development gateway starts (never by a migration).
+ */
+export const TEST_WALLETS: readonly TestWalletDefinition[] = Object.freeze([
+  {
+    username: 'test_approve',
+    phone: '0900000001',
+    outcome: 'approve',
+    status: WalletStatus.ACTIVE,
+    balance: APPROVING_BALANCE,
+    behaviour: 'approves every payment request after the sandbox delay (status APPROVED, with a transactionId)',
+  },
+  {
+    username: 'test_reject',
+    phone: '0900000002',
+    outcome: 'reject',
+    status: WalletStatus.ACTIVE,
+    balance: 0,
+    behaviour: 'rejects every payment request after the sandbox delay (status REJECTED)',
+  },
+  {
+    username: 'test_insufficient',
+    phone: '0900000003',
+    outcome: 'insufficient_funds',
+    status: WalletStatus.ACTIVE,
+    balance: 0,
+    behaviour: 'tries to approve after the sandbox delay but has no money (INSUFFICIENT_FUNDS): the request stays PENDING, then EXPIRED',
+  },
+  {
+    username: 'test_expire',
+    phone: '0900000004',
+    outcome: 'expire',
+    status: WalletStatus.ACTIVE,
+    balance: 0,
+    behaviour: 'never answers: the request stays PENDING until expiresAt, then reads EXPIRED',
+  },
+  {
+    username: 'test_suspended',
+    phone: '0900000005',
+    outcome: 'suspended',
+    status: WalletStatus.SUSPENDED,
+    balance: 0,
+    behaviour: 'a SUSPENDED wallet: request-payment answers 400 "Wallet is not active"',
+  },
+  {
+    username: 'test_closed',
+    phone: '0900000006',
+    outcome: 'closed',
+    status: WalletStatus.CLOSED,
+    balance: 0,
+    behaviour: 'a CLOSED wallet: request-payment answers 400 "Wallet is not active"',
+  },
+]);
+
+/** A test wallet as it exists in this environment's database. */
+export interface TestWallet extends TestWalletDefinition {
+  readonly userId: string;
+  readonly walletId: string;
+}
+
+/** The outcomes the responder acts on (the others never see a request, or never answer). */
+export const ANSWERING_OUTCOMES: ReadonlySet<TestWalletOutcome> = new Set(['approve', 'reject', 'insufficient_funds']);
+
+/**
+ * Creates the test wallets that are missing and puts the existing ones back into their scripted
+ * state (wallet status; the approving wallet's balance). Idempotent, and safe when several
+ * instances start at once (a lost creation race is read back). A username or phone already used
+ * by a real user is left alone and that test wallet skipped, with a warning.
+ */
+export async function ensureTestWallets(forkEm: () => EntityManager, accounts: AccountService, log: Logger): Promise<TestWallet[]> {
+  const ready: TestWallet[] = [];
+  for (const def of TEST_WALLETS) {
+    const wallet = await ensureOne(forkEm, accounts, def, log);
+    if (wallet) ready.push(wallet);
+  }
+  return ready;
+}
+
+interface Row {
+  userId: string;
+  username: string;
+  phone: string;
+  walletId: string;
+  status: WalletStatus;
+  balance: string;
+}
+
+async function find(em: EntityManager, def: TestWalletDefinition): Promise<Row[]> {
+  return em.execute<Row[]>(
+    `select u.id as "userId", u.username, u.phone, w.id as "walletId", w.status, w.balance
+       from users u join wallets w on w.user_id = u.id
+      where lower(u.username) = ? or u.phone = ?`,
+    [def.username, normalisePhone(def.phone)],
+  );
+}
+
+async function ensureOne(
+  forkEm: () => EntityManager,
+  accounts: AccountService,
+  def: TestWalletDefinition,
+  log: Logger,
+): Promise<TestWallet | undefined> {
+  const phone = normalisePhone(def.phone);
+  let rows = await find(forkEm(), def);
+  if (rows.length === 0) {
+    try {
+      await accounts.createUser(forkEm(), { username: def.username, phone: def.phone, balance: def.balance });
+    } catch (err) {
+      // Another instance created it first: read it back below.
+      if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
+    }
+    rows = await find(forkEm(), def);
+  }
+  const row = rows.find((r) => r.username === def.username && r.phone === phone);
+  if (!row) {
+    log.warn({ username: def.username }, 'test wallet skipped: its username or phone belongs to another user');
+    return undefined;
+  }
+  if (row.status !== def.status) await accounts.setWalletStatus(forkEm(), row.walletId, def.status);
+  if (def.outcome === 'approve' && Number(row.balance) < def.balance / 2) {
+    const missing = (def.balance - Number(row.balance)).toFixed(2);
+    await forkEm().transactional((tem) => recordTopUp(tem, row.walletId, missing));
+  }
+  return { ...def, userId: row.userId, walletId: row.walletId };
+}
+
+/** The listing of `npx wallet-gateway test-wallets` and of the docs: what each wallet does. */
+export function describeTestWallets(wallets: readonly TestWallet[], delayMs: number) {
+  return {
+    delayMs,
+    testWallets: wallets.map((w) => ({
+      username: w.username,
+      phone: w.phone,
+      walletId: w.walletId,
+      status: w.status,
+      outcome: w.outcome,
+      behaviour: w.behaviour,
+    })),
+  };
+}
+
