@@ -5,7 +5,6 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import helmet from 'helmet';
 import { ApolloServer, HeaderMap } from '@apollo/server';
-import { ApolloServerPluginDrainHttpServer } from '@apollo/server/plugin/drainHttpServer';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import { GraphQLError, type ValidationContext, type ValidationRule } from 'graphql';
 import { maxDepthRule } from '@escape.tech/graphql-armor-max-depth';
@@ -29,6 +28,7 @@ import { DeveloperService } from './developers/developer.service.js';
 import { createRestRouter } from './rest/rest-router.js';
 import { IdempotencyStore } from './rest/idempotency.js';
 import { apolloKoaMiddleware } from './http/apollo-koa.js';
+import { createHttpDrain } from './http/drain.js';
 import type { GatewayState } from './http/state.js';
 import { EventHub } from './events/event-hub.js';
 import { CommitHookSource, PgListenSource } from './events/event-source.js';
@@ -119,6 +119,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const services = createServices(config, db, logger);
   const auth = createAuthenticator(config, services.keys);
   const server = http.createServer();
+  const drain = createHttpDrain(server);
   const forkEm = () => db.orm.em.fork();
   await services.events.start();
   const sweeper = new ExpirySweeper(services.payments, forkEm, config.expirySweepIntervalMs, logger);
@@ -154,7 +155,6 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     stopOnTerminationSignals: false,
     validationRules,
     plugins: [
-      ApolloServerPluginDrainHttpServer({ httpServer: server, stopGracePeriodMillis: 8000 }),
       ...(config.appEnv === 'production' ? [ApolloServerPluginLandingPageDisabled()] : []),
       {
         async requestDidStart() {
@@ -287,7 +287,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const docs = createDocsRouter();
   app.use(docs.routes());
   app.use(docs.allowedMethods());
-  server.on('request', app.callback());
+  server.on('request', drain.guard(app.callback()));
 
   return {
     server,
@@ -306,12 +306,12 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       });
     },
     async dispose() {
-      // Apollo's drain plugin stops accepting and waits for in-flight requests; at the same time
-      // every WebSocket is closed with 1001 (going away), so server.close() can complete.
-      await Promise.all([apollo.stop(), ws.dispose()]);
+      // HTTP drains (in-flight requests answered, later ones refused with 503) while every
+      // WebSocket is closed with 1001 (going away); then Apollo and the background work stop.
+      await Promise.all([drain.close(8000), ws.dispose()]);
+      await apollo.stop();
       await Promise.all([sweeper.stop(), maintenance.stop(), sandbox?.stop()]);
       await services.events.close();
-      if (server.listening) await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
