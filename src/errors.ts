@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 
-/** Every error code a client can see, with the HTTP status the REST door answers for it. */
+/** Every error code a client can see, with the HTTP status every door answers for it. */
 export const ERROR_STATUS = {
   BAD_USER_INPUT: 400,
   WALLET_NOT_ACTIVE: 400,
@@ -8,7 +8,6 @@ export const ERROR_STATUS = {
   INSUFFICIENT_FUNDS: 402,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
   PAYMENT_REQUEST_NOT_PENDING: 409,
   PAYMENT_REQUEST_EXPIRED: 409,
   CONFLICT: 409,
@@ -24,17 +23,20 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /**
  * The only error type that leaves the domain. It is a GraphQLError so resolvers can throw it
- * as is; `extensions` carries the code and the HTTP status, which every door reuses.
+ * as is; `extensions` carries the code and the HTTP status, and `headers` what an HTTP door
+ * sends with it (a rate-limited error brings its own Retry-After and RateLimit-*).
  */
 export class AppError extends GraphQLError {
   readonly code: ErrorCode;
   readonly statusCode: number;
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message: string) {
+  constructor(code: ErrorCode, message: string, headers: Readonly<Record<string, string>> = {}) {
     const statusCode = ERROR_STATUS[code];
     super(message, { extensions: { code, statusCode } });
     this.code = code;
     this.statusCode = statusCode;
+    this.headers = headers;
   }
 }
 
@@ -43,11 +45,70 @@ export const notFound = (message: string): AppError => new AppError('NOT_FOUND',
 
 /** Message shown for anything unexpected; the detail goes to the log only. */
 export const INTERNAL_MESSAGE = 'Internal server error';
+/** Message shown while the database cannot be reached. */
+export const UNAVAILABLE_MESSAGE = 'Service temporarily unavailable';
 
-/** Error body of the REST door. */
+/** Error body of the REST door (and of every non-GraphQL HTTP answer). */
 export interface ErrorBody {
   statusCode: number;
   message: string;
+}
+
+/** Texts of HTTP errors raised by Koa or the router rather than by our code. */
+const HTTP_MESSAGES: Record<number, string> = {
+  400: 'Bad request',
+  404: 'Not found',
+  405: 'Method not allowed',
+  413: 'Payload too large',
+  415: 'Unsupported media type',
+};
+
+/** What a client is told about an error, and how loudly the gateway logs it. */
+export interface ErrorReply extends ErrorBody {
+  code: string;
+  headers: Readonly<Record<string, string>>;
+  /** `expected`: the client's doing, no log line; `unavailable`: a warning; `unexpected`: an error with the detail. */
+  kind: 'expected' | 'unavailable' | 'unexpected';
+  /** The error behind the reply (for the log). */
+  cause: unknown;
+}
+
+/** An error wrapped by GraphQL execution (a resolver's throw) is judged by what was thrown. */
+function unwrap(err: unknown): unknown {
+  let e = err;
+  while (e instanceof GraphQLError && !(e instanceof AppError) && e.originalError) e = e.originalError;
+  return e;
+}
+
+/** The HTTP status of a plain message for a status code (Koa's own errors, unmatched routes). */
+export function httpMessage(status: number): string {
+  return HTTP_MESSAGES[status] ?? (status >= 500 ? INTERNAL_MESSAGE : 'Error');
+}
+
+/**
+ * The one translation of any error into what a client sees, for every door (REST, GraphQL over
+ * HTTP and WebSocket, the CLI): typed errors keep their code, status and headers; GraphQL's own
+ * request errors are BAD_USER_INPUT; an unreachable database is 503; anything else is 500
+ * `Internal server error` with the detail left to the log.
+ */
+export function describeError(err: unknown): ErrorReply {
+  const e = unwrap(err);
+  if (e instanceof AppError) {
+    return { statusCode: e.statusCode, message: e.message, code: e.code, headers: e.headers, kind: 'expected', cause: e };
+  }
+  if (e instanceof GraphQLError) {
+    const code = typeof e.extensions?.code === 'string' ? e.extensions.code : 'BAD_USER_INPUT';
+    const status = typeof e.extensions?.statusCode === 'number' ? e.extensions.statusCode : 400;
+    return { statusCode: status, message: e.message, code, headers: {}, kind: 'expected', cause: e };
+  }
+  const status = (e as { status?: unknown } | null)?.status;
+  if (typeof status === 'number' && status >= 400 && status < 500 && (e as { expose?: unknown }).expose) {
+    return { statusCode: status, message: httpMessage(status), code: 'BAD_USER_INPUT', headers: {}, kind: 'expected', cause: e };
+  }
+  if (isDatabaseUnavailable(e)) {
+    return { statusCode: 503, message: UNAVAILABLE_MESSAGE, code: 'SERVICE_UNAVAILABLE', headers: {}, kind: 'unavailable', cause: e };
+  }
+  return { statusCode: 500, message: INTERNAL_MESSAGE, code: 'INTERNAL_SERVER_ERROR', headers: {}, kind: 'unexpected', cause: e };
 }
 
 /** True when an error (or its cause) means the database cannot be reached right now. */
@@ -66,7 +127,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     const message = (e as { message?: unknown }).message;
     if (
       typeof message === 'string' &&
-      /Connection terminated|connect ECONNREFUSED|Knex: Timeout acquiring a connection|timeout exceeded when trying to connect/i.test(
+      /Connection terminated|connect ECONNREFUSED|Knex: Timeout acquiring a connection|timeout exceeded when trying to connect|Client has encountered a connection error and is not queryable|Transaction query already complete/i.test(
         message,
       )
     ) {

@@ -10,13 +10,23 @@ export interface RateLimitInfo {
   reset: number;
 }
 
-/** 429 with the seconds to wait (the REST door sends them as Retry-After). */
+/** The RateLimit-* headers (IETF draft names) of a verdict; a refusal adds Retry-After. */
+export function rateLimitHeaders(info: RateLimitInfo, refused = false): Record<string, string> {
+  return {
+    ...(refused ? { 'Retry-After': String(info.reset) } : {}),
+    'RateLimit-Limit': String(info.limit),
+    'RateLimit-Remaining': String(Math.max(0, info.remaining)),
+    'RateLimit-Reset': String(info.reset),
+  };
+}
+
+/** 429 carrying its own Retry-After and RateLimit-* headers. */
 export class RateLimitedError extends AppError {
   constructor(
     message: string,
     readonly info: RateLimitInfo,
   ) {
-    super('RATE_LIMITED', message);
+    super('RATE_LIMITED', message, rateLimitHeaders(info, true));
     this.extensions.retryAfter = info.reset;
   }
 }
@@ -76,7 +86,36 @@ export class RateLimits {
   }
 }
 
-/** The stricter of two verdicts (fewer requests left). */
-export function stricter(a: RateLimitInfo | undefined, b: RateLimitInfo): RateLimitInfo {
-  return !a || b.remaining < a.remaining ? b : a;
+/**
+ * The limits one operation has consumed: every count a call makes goes through here, and the
+ * door that answers sends the strictest verdict as its RateLimit-* headers.
+ */
+export class OperationLimits {
+  private strictest: RateLimitInfo | undefined;
+
+  constructor(
+    private readonly limits: RateLimits,
+    private readonly keyId: string | undefined,
+  ) {}
+
+  /** Counts the call itself against its key's overall limit (every door, once per operation). */
+  request(): Promise<void> {
+    return this.count((keyId) => this.limits.request(keyId));
+  }
+
+  /** Counts an account look-up against its key's stricter limit. */
+  lookup(): Promise<void> {
+    return this.count((keyId) => this.limits.lookup(keyId));
+  }
+
+  /** The verdict with the fewest requests left, for the response headers. */
+  get verdict(): RateLimitInfo | undefined {
+    return this.strictest;
+  }
+
+  private async count(consume: (keyId: string) => Promise<RateLimitInfo>): Promise<void> {
+    if (!this.keyId) return;
+    const info = await consume(this.keyId);
+    if (!this.strictest || info.remaining < this.strictest.remaining) this.strictest = info;
+  }
 }

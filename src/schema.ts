@@ -7,6 +7,7 @@ import { AccountResolver } from './accounts/account.resolver.js';
 import { AdminResolver } from './admin/admin.resolver.js';
 import { PaymentRequestSubscriptions } from './payment-requests/payment-request.subscriptions.js';
 import { createPubSub } from '@graphql-yoga/subscription';
+import { authChecker } from './auth/authorization.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
@@ -18,6 +19,8 @@ export function getSchema(): Promise<GraphQLSchema> {
     // per-instance EventHub in the context instead, so this one stays unused.
     pubSub: createPubSub(),
     validate: false,
+    // Every `@Authorized(Role…)` is decided here; refusals are our own UNAUTHENTICATED/FORBIDDEN errors.
+    authChecker,
     emitSchemaFile: false,
   });
   return built;

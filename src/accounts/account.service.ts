@@ -7,6 +7,7 @@ import { recordTopUp } from '../ledger/ledger.js';
 import { normalisePhone, normaliseUsername, parseIdentifier } from './identifier.js';
 import { User } from './user.entity.js';
 import { Wallet, WalletStatus } from './wallet.entity.js';
+import { paginate, type Page } from '../admin/pagination.js';
 
 const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 
@@ -101,5 +102,10 @@ export class AccountService {
     const exact = parseAmount(amount, this.config.maxAmount);
     await em.transactional((tem) => recordTopUp(tem, walletId, exact));
     return em.findOneOrFail(Wallet, { id: walletId }, { refresh: true });
+  }
+
+  /** Wallets, newest first, optionally of one status (internal tools). */
+  listWallets(em: EntityManager, filter: { status?: WalletStatus | undefined }, first?: number, after?: string): Promise<Page<Wallet>> {
+    return paginate(em, Wallet, filter.status ? { status: filter.status } : {}, first, after);
   }
 }

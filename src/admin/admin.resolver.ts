@@ -1,17 +1,13 @@
-import { Arg, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
-import type { FilterQuery } from '@mikro-orm/core';
-import { asAdmin, type Context } from '../context.js';
-import { Developer } from '../developers/developer.entity.js';
-import { Wallet, WalletStatus } from '../accounts/wallet.entity.js';
-import { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
-import { Transaction } from '../transactions/transaction.entity.js';
+import { Arg, Authorized, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import type { Context } from '../context.js';
+import { Role } from '../auth/authorization.js';
+import type { Wallet} from '../accounts/wallet.entity.js';
+import { WalletStatus } from '../accounts/wallet.entity.js';
 import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
 import { TransactionView } from '../transactions/transaction.types.js';
 import { issueSecretKey, revokeSecretKey } from '../auth/secret-keys.js';
 import { toAmountNumber } from '../money.js';
-import { isUuid } from '../uuid.js';
-import { badInput } from '../errors.js';
-import { paginate, type Page } from './pagination.js';
+import type { Page } from './pagination.js';
 import {
   CreatedUser,
   CreateUserInput,
@@ -38,31 +34,27 @@ const walletView = (w: Wallet): WalletView =>
     updatedAt: w.updatedAt,
   });
 
-const uuidFilter = (id: string): string => {
-  if (!isUuid(id)) throw badInput('developerId must be a UUID');
-  return id;
-};
-
 const mapPage = <A, B>(page: Page<A>, f: (a: A) => B): Page<B> => ({ nodes: page.nodes.map(f), nextCursor: page.nextCursor });
 
-/** Internal tools (admin token): accounts, keys, money operations and cursor-paginated lists. */
+/**
+ * Internal tools (admin token): accounts, keys, money operations and cursor-paginated lists,
+ * each through the feature's own service.
+ */
+@Authorized(Role.ADMIN)
 @Resolver()
 export class AdminResolver {
   @Mutation(() => DeveloperView)
   async createDeveloper(@Arg('name', () => String) name: string, @Ctx() ctx: Context): Promise<DeveloperView> {
-    asAdmin(ctx);
     return ctx.services.developers.create(ctx.em, name);
   }
 
   @Mutation(() => IssuedSecretKey, { description: 'Issues a secret key for the running environment (sk_test_ / sk_live_).' })
   async issueSecretKey(@Arg('developerId', () => ID) developerId: string, @Ctx() ctx: Context): Promise<IssuedSecretKey> {
-    asAdmin(ctx);
     return issueSecretKey(ctx.em, ctx.services.config, developerId);
   }
 
   @Mutation(() => RevokedSecretKey, { description: 'Revokes a key; every instance refuses it within 5 seconds.' })
   async revokeSecretKey(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: Context): Promise<RevokedSecretKey> {
-    asAdmin(ctx);
     const revoked = await revokeSecretKey(ctx.em, keyId);
     ctx.services.keys.forget(keyId);
     return revoked;
@@ -70,7 +62,6 @@ export class AdminResolver {
 
   @Mutation(() => CreatedUser)
   async createUser(@Arg('input', () => CreateUserInput) input: CreateUserInput, @Ctx() ctx: Context): Promise<CreatedUser> {
-    asAdmin(ctx);
     return ctx.services.accounts.createUser(ctx.em, input);
   }
 
@@ -80,7 +71,6 @@ export class AdminResolver {
     @Arg('amount', () => Float) amount: number,
     @Ctx() ctx: Context,
   ): Promise<WalletView> {
-    asAdmin(ctx);
     return walletView(await ctx.services.accounts.topUp(ctx.em, walletId, amount));
   }
 
@@ -90,13 +80,11 @@ export class AdminResolver {
     @Arg('status', () => WalletStatus) status: WalletStatus,
     @Ctx() ctx: Context,
   ): Promise<WalletView> {
-    asAdmin(ctx);
     return walletView(await ctx.services.accounts.setWalletStatus(ctx.em, walletId, status));
   }
 
   @Mutation(() => TransactionView, { description: 'COMPLETED → REFUNDED: the wallet is credited back, the developer debited.' })
   async refundTransaction(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<TransactionView> {
-    asAdmin(ctx);
     return TransactionView.from(await ctx.services.transactions.refund(ctx.em, id));
   }
 
@@ -106,8 +94,7 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<DeveloperView>> {
-    asAdmin(ctx);
-    return paginate(ctx.em, Developer, {}, first, after);
+    return ctx.services.developers.list(ctx.em, first, after);
   }
 
   @Query(() => WalletConnection)
@@ -117,9 +104,7 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<WalletView>> {
-    asAdmin(ctx);
-    const where: FilterQuery<Wallet> = status ? { status } : {};
-    return mapPage(await paginate(ctx.em, Wallet, where, first, after), walletView);
+    return mapPage(await ctx.services.accounts.listWallets(ctx.em, { status }, first, after), walletView);
   }
 
   @Query(() => PaymentRequestConnection)
@@ -129,19 +114,7 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<PaymentRequestView>> {
-    asAdmin(ctx);
-    const where: FilterQuery<PaymentRequest> = {};
-    if (filter?.status === PaymentRequestStatus.EXPIRED) {
-      Object.assign(where, { $or: [{ status: PaymentRequestStatus.EXPIRED }, { status: PaymentRequestStatus.PENDING, expiresAt: { $lte: new Date() } }] });
-    } else if (filter?.status === PaymentRequestStatus.PENDING) {
-      Object.assign(where, { status: PaymentRequestStatus.PENDING, expiresAt: { $gt: new Date() } });
-    } else if (filter?.status) {
-      Object.assign(where, { status: filter.status });
-    }
-    if (filter?.developerId) Object.assign(where, { developerId: uuidFilter(filter.developerId) });
-    if (filter?.walletId) Object.assign(where, { walletId: filter.walletId });
-    const now = new Date();
-    return mapPage(await paginate(ctx.em, PaymentRequest, where, first, after), (pr) => PaymentRequestView.from(pr, now));
+    return mapPage(await ctx.services.payments.list(ctx.em, filter ?? {}, first, after), PaymentRequestView.from);
   }
 
   @Query(() => TransactionConnection)
@@ -151,10 +124,6 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<TransactionView>> {
-    asAdmin(ctx);
-    const where: FilterQuery<Transaction> = {};
-    if (filter?.status) Object.assign(where, { status: filter.status });
-    if (filter?.developerId) Object.assign(where, { developerId: uuidFilter(filter.developerId) });
-    return mapPage(await paginate(ctx.em, Transaction, where, first, after), TransactionView.from);
+    return mapPage(await ctx.services.transactions.list(ctx.em, filter ?? {}, first, after), TransactionView.from);
   }
 }

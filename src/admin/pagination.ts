@@ -25,9 +25,13 @@ export function Connection<T extends object>(Node: ClassType<T>, name: string): 
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
-    const [iso, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    const createdAt = new Date(iso);
-    if (Number.isNaN(createdAt.getTime()) || typeof id !== 'string') throw new Error('bad cursor');
+    const [iso, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    const createdAt = new Date(typeof iso === 'string' ? iso : Number.NaN);
+    const year = createdAt.getUTCFullYear();
+    // Ids are uuids or wlt_ wallet ids; anything else (NUL, SQL, out-of-range dates) is no cursor of ours.
+    if (Number.isNaN(year) || year < 2000 || year > 9999 || typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
+      throw new Error('bad cursor');
+    }
     return { createdAt, id };
   } catch {
     throw badInput('after is not a valid cursor');

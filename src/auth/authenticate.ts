@@ -4,13 +4,18 @@ import { AppError } from '../errors.js';
 import { safeEqual } from './hash.js';
 import { ANONYMOUS, type Principal } from './principal.js';
 import type { SecretKeyVerifier } from './secret-keys.js';
-import { verifyUserToken } from './user-tokens.js';
+import { verifyUserTokenClaims } from './user-tokens.js';
+
+/**
+ * Which door a credential arrived at: REST takes secret keys only; GraphQL over HTTP takes any
+ * credential (or none: operations then refuse anonymous callers themselves); the WebSocket door
+ * takes user access tokens only.
+ */
+export type Door = 'rest' | 'graphql' | 'ws';
 
 export interface Authenticator {
-  /** Any caller: developer (secret key), admin (admin token) or user (access token). */
-  fromAuthorization(header: string | undefined, log?: Logger): Promise<Principal>;
-  /** A developer only (the REST door): 401 `Missing bearer token` / `Invalid secret key`. */
-  developerFromAuthorization(header: string | undefined, log?: Logger): Promise<Principal>;
+  /** The caller behind an `Authorization` value, or UNAUTHENTICATED. */
+  authenticate(header: string | undefined, door: Door, log?: Logger): Promise<Principal>;
 }
 
 /** Reads `Authorization: Bearer <token>`; undefined when absent, null when malformed. */
@@ -20,22 +25,32 @@ export function bearerToken(header: string | undefined): string | undefined | nu
   return match ? match[1]! : null;
 }
 
-/** Builds the authenticator shared by the HTTP doors. */
+/** Builds the one authenticator every door uses. */
 export function createAuthenticator(config: Config, keys: SecretKeyVerifier): Authenticator {
+  const developer = async (token: string, log?: Logger): Promise<Principal> => ({ kind: 'developer', ...(await keys.verify(token, log)) });
+  const user = async (token: string): Promise<Principal> => ({ kind: 'user', ...(await verifyUserTokenClaims(config, token)) });
   return {
-    async fromAuthorization(header, log) {
+    async authenticate(header, door, log) {
       const token = bearerToken(header);
-      if (token === undefined) return ANONYMOUS;
-      if (token === null) throw new AppError('UNAUTHENTICATED', 'Invalid authorization header');
-      if (token.startsWith('sk_')) return { kind: 'developer', ...(await keys.verify(token, log)) };
-      if (safeEqual(token, config.adminToken)) return { kind: 'admin' };
-      return { kind: 'user', userId: await verifyUserToken(config, token) };
-    },
-    async developerFromAuthorization(header, log) {
-      const token = bearerToken(header);
-      if (token === undefined) throw new AppError('UNAUTHENTICATED', 'Missing bearer token');
-      if (token === null) throw new AppError('UNAUTHENTICATED', 'Invalid secret key');
-      return { kind: 'developer', ...(await keys.verify(token, log)) };
+      switch (door) {
+        case 'rest':
+          if (token === undefined) throw new AppError('UNAUTHENTICATED', 'Missing bearer token');
+          if (token === null) throw new AppError('UNAUTHENTICATED', 'Invalid secret key');
+          return developer(token, log);
+        case 'ws':
+          if (!token) throw new AppError('UNAUTHENTICATED', 'Missing access token');
+          return user(token);
+        case 'graphql':
+          if (token === undefined) return ANONYMOUS;
+          if (token === null) throw new AppError('UNAUTHENTICATED', 'Invalid authorization header');
+          if (token.startsWith('sk_')) return developer(token, log);
+          if (safeEqual(token, config.adminToken)) return { kind: 'admin' };
+          return user(token);
+        default: {
+          const never: never = door;
+          throw new Error(`unknown door ${String(never)}`);
+        }
+      }
     },
   };
 }

@@ -1,8 +1,13 @@
 /** Who is calling, as established by one of the doors. */
 export type Principal =
   | { kind: 'developer'; developerId: string; keyId: string }
-  | { kind: 'user'; userId: string }
+  | { kind: 'user'; userId: string; /** When the access token expires (epoch ms); long-lived sockets end with it. */ expiresAt?: number }
   | { kind: 'admin' }
   | { kind: 'anonymous' };
 
 export const ANONYMOUS: Principal = { kind: 'anonymous' };
+
+/** A caller with a secret key. */
+export type DeveloperPrincipal = Extract<Principal, { kind: 'developer' }>;
+/** A caller with a user access token. */
+export type UserPrincipal = Extract<Principal, { kind: 'user' }>;

@@ -6,11 +6,10 @@ import { loadConfig, type Config } from '../config.js';
 import { createLogger } from '../logger.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { getSchema } from '../schema.js';
-import { createServices } from '../server.js';
-import type { Context, Services } from '../context.js';
-import { AppError } from '../errors.js';
+import { createServices, type Services } from '../services.js';
+import { createContext } from '../context.js';
+import { AppError, describeError } from '../errors.js';
 import { mintUserToken } from '../auth/user-tokens.js';
-import { restErrorOf } from '../rest/graphql-errors.js';
 import { listTestWallets } from '../sandbox/sandbox.js';
 
 /** A mistake in how the command was called: message to stderr, exit 2, nothing written. */
@@ -45,18 +44,13 @@ interface Runtime {
 
 /** Runs an admin GraphQL operation against the one schema; GraphQL errors become AppErrors. */
 async function admin<T>(rt: Runtime, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const contextValue: Context = {
-    principal: { kind: 'admin' },
-    em: rt.db.orm.em.fork(),
-    services: rt.services,
-    requestId: 'cli',
-    log: createLogger('silent'),
-  };
+  const contextValue = await createContext(rt.services, { principal: { kind: 'admin' }, requestId: 'cli', logger: createLogger('silent') });
   const result = await execute({ schema: rt.schema, document: parse(query), variableValues: variables, contextValue });
   const first = result.errors?.[0];
   if (first) {
-    if (first.originalError && !(first.originalError instanceof AppError)) throw first.originalError;
-    throw new UsageError(restErrorOf(result.errors!).message);
+    const reply = describeError(first);
+    if (reply.kind !== 'expected') throw reply.cause;
+    throw new UsageError(reply.message);
   }
   const data = result.data as Record<string, T>;
   return Object.values(data)[0] as T;

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { badInput } from '../errors.js';
 import { Developer } from './developer.entity.js';
+import { paginate, type Page } from '../admin/pagination.js';
 
 /** Developer accounts. */
 export class DeveloperService {
@@ -11,5 +12,10 @@ export class DeveloperService {
     const developer = em.create(Developer, { id: randomUUID(), name: trimmed, createdAt: new Date() });
     await em.persistAndFlush(developer);
     return developer;
+  }
+
+  /** Newest first, a cursor page (internal tools). */
+  list(em: EntityManager, first?: number, after?: string): Promise<Page<Developer>> {
+    return paginate(em, Developer, {}, first, after);
   }
 }

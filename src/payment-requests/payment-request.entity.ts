@@ -1,4 +1,4 @@
-import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, Formula, PrimaryKey, Property } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
 import { registerEnumType } from 'type-graphql';
 
@@ -10,6 +10,16 @@ export enum PaymentRequestStatus {
   CANCELLED = 'CANCELLED',
 }
 registerEnumType(PaymentRequestStatus, { name: 'PaymentRequestStatus' });
+
+/**
+ * SQL: "this PENDING request is past its expiresAt" by the database's clock — the one clock
+ * every expiry decision reads (reads, transitions, the sweeper and filters).
+ */
+export const overdueSql = (alias: string): string => `(${alias}.status = 'PENDING' and ${alias}.expires_at <= now())`;
+
+/** SQL twin of `effectiveStatus`: the status a client sees, for filters. */
+export const effectiveStatusSql = (alias: string): string =>
+  `(case when ${overdueSql(alias)} then 'EXPIRED' else ${alias}.status::text end)`;
 
 /** A developer's request for money from a wallet, waiting for the user's decision. */
 @Entity({ tableName: 'payment_requests' })
@@ -49,6 +59,10 @@ export class PaymentRequest {
 
   @Property({ type: 'uuid', nullable: true })
   transactionId: string | null = null;
+
+  /** Read with the row: PENDING and past `expiresAt` by the database's clock (see effectiveStatus). */
+  @Formula((table) => overdueSql(table.alias))
+  overdue?: boolean;
 
   /** The developer's Idempotency-Key, if it sent one; unique per developer. */
   @Property({ type: 'text', nullable: true })

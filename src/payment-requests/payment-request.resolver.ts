@@ -1,21 +1,24 @@
-import { Arg, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
-import { asDeveloper, asUser, type Context } from '../context.js';
+import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { Context } from '../context.js';
+import { CurrentDeveloper, CurrentUser, Role } from '../auth/authorization.js';
+import type { DeveloperPrincipal as Developer, UserPrincipal as User } from '../auth/principal.js';
 import { PaymentRequestResponse, PaymentRequestView, RequestPaymentInput } from './payment-request.types.js';
 
 /** Payment requests: the developer's operations and the wallet app's decisions. */
 @Resolver()
 export class PaymentRequestResolver {
+  @Authorized(Role.DEVELOPER)
   @Mutation(() => PaymentRequestResponse, {
     description: 'Developer (secret key): ask a wallet for money. REST: POST /api/v1/wallet/request-payment.',
   })
   async requestPayment(
     @Arg('input', () => RequestPaymentInput) input: RequestPaymentInput,
     @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'At most one request per developer and key (REST: the Idempotency-Key header).' })
     idempotencyKey?: string | null,
   ): Promise<PaymentRequestResponse> {
-    const { developerId } = asDeveloper(ctx);
-    const pr = await ctx.services.payments.create(ctx.em, developerId, input, idempotencyKey ?? null);
+    const pr = await ctx.services.payments.create(ctx.em, dev.developerId, input, idempotencyKey ?? null);
     return Object.assign(new PaymentRequestResponse(), {
       success: true,
       message: 'Payment request created; waiting for the user to approve it',
@@ -25,38 +28,37 @@ export class PaymentRequestResolver {
     });
   }
 
+  @Authorized(Role.DEVELOPER)
   @Query(() => PaymentRequestView, {
     description: 'Developer (secret key): one of its payment requests. REST: GET /api/v1/wallet/payment-request/{requestId}.',
   })
-  async paymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<PaymentRequestView> {
-    const { developerId } = asDeveloper(ctx);
-    return PaymentRequestView.from(await ctx.services.payments.getForDeveloper(ctx.em, developerId, id));
+  async paymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<PaymentRequestView> {
+    return PaymentRequestView.from(await ctx.services.payments.getForDeveloper(ctx.em, dev.developerId, id));
   }
 
+  @Authorized(Role.DEVELOPER)
   @Mutation(() => PaymentRequestView, {
     description: 'Developer (secret key): cancel a PENDING request. REST: POST /api/v1/wallet/payment-request/{requestId}/cancel.',
   })
-  async cancelPaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<PaymentRequestView> {
-    const { developerId } = asDeveloper(ctx);
-    return PaymentRequestView.from(await ctx.services.payments.cancel(ctx.em, developerId, id));
+  async cancelPaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<PaymentRequestView> {
+    return PaymentRequestView.from(await ctx.services.payments.cancel(ctx.em, dev.developerId, id));
   }
 
+  @Authorized(Role.USER)
   @Query(() => [PaymentRequestView], { description: 'Wallet app (user token): requests awaiting my decision, for catch-up after a reconnect.' })
-  async myPendingPaymentRequests(@Ctx() ctx: Context): Promise<PaymentRequestView[]> {
-    const { userId } = asUser(ctx);
-    const now = new Date();
-    return (await ctx.services.payments.listPendingForUser(ctx.em, userId)).map((pr) => PaymentRequestView.from(pr, now));
+  async myPendingPaymentRequests(@Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView[]> {
+    return (await ctx.services.payments.listPendingForUser(ctx.em, user.userId)).map((pr) => PaymentRequestView.from(pr));
   }
 
+  @Authorized(Role.USER)
   @Mutation(() => PaymentRequestView, { description: 'Wallet app (user token): approve; moves the money exactly once.' })
-  async approvePaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<PaymentRequestView> {
-    const { userId } = asUser(ctx);
-    return PaymentRequestView.from(await ctx.services.payments.approve(ctx.em, userId, id));
+  async approvePaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
+    return PaymentRequestView.from(await ctx.services.payments.approve(ctx.em, user.userId, id));
   }
 
+  @Authorized(Role.USER)
   @Mutation(() => PaymentRequestView, { description: 'Wallet app (user token): reject.' })
-  async rejectPaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<PaymentRequestView> {
-    const { userId } = asUser(ctx);
-    return PaymentRequestView.from(await ctx.services.payments.reject(ctx.em, userId, id));
+  async rejectPaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
+    return PaymentRequestView.from(await ctx.services.payments.reject(ctx.em, user.userId, id));
   }
 }

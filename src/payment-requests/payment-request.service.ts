@@ -4,10 +4,13 @@ import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { parseAmount } from '../money.js';
 import { publishInTransaction } from '../events/events.js';
-import { Wallet, WalletStatus } from '../accounts/wallet.entity.js';
-import { recordPayment } from '../ledger/ledger.js';
-import { PaymentRequest, PaymentRequestStatus } from './payment-request.entity.js';
-import { isUuid } from '../uuid.js';
+import { Wallet } from '../accounts/wallet.entity.js';
+import { movePayment } from '../ledger/ledger.js';
+import type { TransactionService } from '../transactions/transaction.service.js';
+import { raw, type FilterQuery } from '@mikro-orm/core';
+import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
+import { paginate, type Page } from '../admin/pagination.js';
+import { requireUuid } from '../uuid.js';
 
 /** Input of request-payment, as the GraphQL input type delivers it. */
 export interface RequestPaymentFields {
@@ -15,23 +18,6 @@ export interface RequestPaymentFields {
   amount: number;
   description: string;
   merchantName: string;
-}
-
-/**
- * The status a client sees: a PENDING request whose `expiresAt` has passed reads as EXPIRED
- * even before the sweeper wrote it.
- */
-export function effectiveStatus(pr: Pick<PaymentRequest, 'status' | 'expiresAt'>, now = new Date()): PaymentRequestStatus {
-  return pr.status === PaymentRequestStatus.PENDING && pr.expiresAt.getTime() <= now.getTime()
-    ? PaymentRequestStatus.EXPIRED
-    : pr.status;
-}
-
-/** When the request last changed as a client sees it (an unswept expiry changed it at `expiresAt`). */
-export function effectiveUpdatedAt(pr: Pick<PaymentRequest, 'status' | 'expiresAt' | 'updatedAt'>, now = new Date()): Date {
-  return effectiveStatus(pr, now) === PaymentRequestStatus.EXPIRED && pr.status === PaymentRequestStatus.PENDING
-    ? pr.expiresAt
-    : pr.updatedAt;
 }
 
 /** Trimmed text of 1..max characters (Unicode code points, as PostgreSQL counts them), no control characters. */
@@ -45,28 +31,30 @@ function requireText(value: unknown, field: string, max: number): string {
   return text;
 }
 
-/** Rows locked for a transition, with what the decision needs. */
-interface LockedRequest {
-  id: string;
-  status: PaymentRequestStatus;
-  expired: boolean;
-  walletId: string;
-  developerId: string;
-  userId: string;
-  amount: string;
-  currency: string;
-  description: string;
-}
-
+/** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
 type Owner = { developerId: string } | { userId: string };
+
+/** A payment request row as a transition returns it, with the wallet owner to notify. */
+type DecidedRow = Record<string, unknown> & { user_id: string };
 
 /** What became of a payment request, for metrics. */
 export type PaymentOutcome = 'created' | 'approved' | 'rejected' | 'cancelled' | 'expired' | 'insufficient_funds';
 
-/** The payment request state machine (SPEC §6). Every transition is one database transaction. */
+/** `payment_requests pr join wallets w`, restricted to the owner's requests. */
+function ownerSql(owner: Owner): [string, string] {
+  return 'developerId' in owner ? ['pr.developer_id = ?', owner.developerId] : ['w.user_id = ?', owner.userId];
+}
+
+/**
+ * The payment request state machine (SPEC §6), the one place its rules live. Every transition
+ * is one database transaction whose first statement is a conditional update
+ * (`WHERE status = 'PENDING' AND NOT overdue`, by the database's clock): of any set of
+ * concurrent approve / reject / cancel / expire calls exactly one wins.
+ */
 export class PaymentRequestService {
   constructor(
     private readonly config: Config,
+    private readonly transactions: TransactionService,
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
   ) {}
 
@@ -80,35 +68,31 @@ export class PaymentRequestService {
     const description = requireText(input.description, 'description', 255);
     const merchantName = requireText(input.merchantName, 'merchantName', 100);
     const created = await em.transactional(async (tem) => {
-      const wallet = await tem.findOne(Wallet, { id: walletId });
-      if (!wallet) throw notFound('Wallet not found');
-      if (wallet.status !== WalletStatus.ACTIVE) throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
-      const now = new Date();
-      const pr = tem.create(PaymentRequest, {
-        id: randomUUID(),
-        developerId,
-        walletId: wallet.id,
-        amount,
-        currency: wallet.currency,
-        description,
-        merchantName,
-        status: PaymentRequestStatus.PENDING,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + this.config.paymentRequestTtlSeconds * 1000),
-        updatedAt: now,
-        transactionId: null,
-        idempotencyKey,
-      });
+      let rows: DecidedRow[];
       try {
-        await tem.flush();
+        rows = await tem.execute(
+          `with w as (select id, currency, status, user_id from wallets where id = ?)
+           insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
+                                         status, created_at, expires_at, updated_at, idempotency_key)
+           select ?, ?, w.id, ?::numeric, w.currency, ?, ?, 'PENDING', now(), now() + make_interval(secs => ?), now(), ?
+             from w where w.status = 'ACTIVE'
+           returning *, (select user_id from w) as user_id`,
+          [walletId, randomUUID(), developerId, amount, description, merchantName, this.config.paymentRequestTtlSeconds, idempotencyKey],
+        );
       } catch (err) {
         if (err instanceof UniqueConstraintViolationException) {
           throw new AppError('CONFLICT', 'A payment request with this idempotency key already exists');
         }
         throw err;
       }
-      await publishInTransaction(tem, { type: 'paymentRequested', paymentRequestId: pr.id, userId: wallet.userId });
-      return pr;
+      const row = rows[0];
+      if (!row) {
+        const wallet = await tem.findOne(Wallet, { id: walletId });
+        if (!wallet) throw notFound('Wallet not found');
+        throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
+      }
+      await publishInTransaction(tem, { type: 'paymentRequested', paymentRequestId: row.id as string, userId: row.user_id });
+      return tem.map(PaymentRequest, row);
     });
     this.observe('created');
     return created;
@@ -116,21 +100,36 @@ export class PaymentRequestService {
 
   /** A request of this developer's, or NOT_FOUND (also for anyone else's id). */
   async getForDeveloper(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
-    if (!isUuid(id)) throw badInput('requestId must be a UUID');
+    requireUuid(id);
     const pr = await em.findOne(PaymentRequest, { id, developerId });
     if (!pr) throw notFound('Payment request not found');
     return pr;
   }
 
+  /** Requests newest first, filtered by the status clients see, developer and wallet (internal tools). */
+  list(
+    em: EntityManager,
+    filter: { status?: PaymentRequestStatus | undefined; developerId?: string | undefined; walletId?: string | undefined },
+    first?: number,
+    after?: string,
+  ): Promise<Page<PaymentRequest>> {
+    const where: FilterQuery<PaymentRequest> = {
+      ...(filter.status ? { [raw((alias) => effectiveStatusSql(alias))]: filter.status } : {}),
+      ...(filter.developerId ? { developerId: requireUuid(filter.developerId, 'developerId') } : {}),
+      ...(filter.walletId ? { walletId: filter.walletId } : {}),
+    };
+    return paginate(em, PaymentRequest, where, first, after);
+  }
+
   /** Requests still awaiting this user's decision (catch-up after a reconnect), oldest first. */
   async listPendingForUser(em: EntityManager, userId: string): Promise<PaymentRequest[]> {
-    const wallet = await em.findOne(Wallet, { userId });
-    if (!wallet) return [];
-    return em.find(
-      PaymentRequest,
-      { walletId: wallet.id, status: PaymentRequestStatus.PENDING, expiresAt: { $gt: new Date() } },
-      { orderBy: { createdAt: 'asc' }, limit: 100 },
+    const rows = await em.execute(
+      `select pr.* from payment_requests pr join wallets w on w.id = pr.wallet_id
+        where w.user_id = ? and pr.status = 'PENDING' and not ${overdueSql('pr')}
+        order by pr.created_at asc limit 100`,
+      [userId],
     );
+    return rows.map((row) => em.map(PaymentRequest, row));
   }
 
   /** The developer cancels a PENDING request. */
@@ -154,30 +153,14 @@ export class PaymentRequestService {
    * everything back; INSUFFICIENT_FUNDS leaves the request PENDING.
    */
   async approve(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
-    if (!isUuid(id)) throw badInput('id must be a UUID');
     try {
-      const pr = await this.approveInTransaction(em, userId, id);
+      const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.APPROVED);
       this.observe('approved');
       return pr;
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS') this.observe('insufficient_funds');
       throw err;
     }
-  }
-
-  private approveInTransaction(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
-    return em.transactional(async (tem) => {
-      const locked = await this.lockPending(tem, { userId }, id);
-      const transactionId = await recordPayment(tem, {
-        paymentRequestId: locked.id,
-        walletId: locked.walletId,
-        developerId: locked.developerId,
-        amount: locked.amount,
-        currency: locked.currency,
-        description: locked.description,
-      });
-      return this.finish(tem, locked, PaymentRequestStatus.APPROVED, transactionId);
-    });
   }
 
   /**
@@ -188,8 +171,8 @@ export class PaymentRequestService {
     const expired = await em.transactional(async (tem) => {
       const rows: Array<{ id: string; userId: string }> = await tem.execute(
         `with due as (
-           select id from payment_requests
-            where status = 'PENDING' and expires_at <= now()
+           select id from payment_requests pr
+            where ${overdueSql('pr')}
             order by expires_at
             limit ? for update skip locked)
          update payment_requests pr
@@ -208,52 +191,48 @@ export class PaymentRequestService {
     return expired;
   }
 
+  /**
+   * One transition out of PENDING, in one database transaction: a conditional update claims the
+   * request (it waits for, then loses to, any concurrent winner); an approval then moves the
+   * money and creates its transaction, and any failure there rolls the claim back.
+   */
   private async decide(em: EntityManager, owner: Owner, id: string, to: PaymentRequestStatus): Promise<PaymentRequest> {
-    if (!isUuid(id)) throw badInput('id must be a UUID');
+    requireUuid(id);
+    const [ownerCondition, ownerId] = ownerSql(owner);
+    const transactionId = to === PaymentRequestStatus.APPROVED ? randomUUID() : null;
     return em.transactional(async (tem) => {
-      const locked = await this.lockPending(tem, owner, id);
-      return this.finish(tem, locked, to, null);
+      const rows = await tem.execute<DecidedRow[]>(
+        `update payment_requests pr set status = ?, transaction_id = ?, updated_at = now()
+           from wallets w
+          where pr.id = ? and w.id = pr.wallet_id and ${ownerCondition}
+            and pr.status = 'PENDING' and not ${overdueSql('pr')}
+          returning pr.*, w.user_id`,
+        [to, transactionId, id, ownerId],
+      );
+      const row = rows[0];
+      if (!row) throw await this.whyNotPending(tem, ownerCondition, ownerId, id);
+      const pr = tem.map(PaymentRequest, row);
+      if (transactionId) {
+        const movement = { transactionId, walletId: pr.walletId, developerId: pr.developerId, amount: pr.amount, currency: pr.currency };
+        // The transaction row first: the ledger entries reference it. A failed debit rolls both back.
+        await this.transactions.createForPayment(tem, { ...movement, paymentRequestId: pr.id, description: pr.description });
+        await movePayment(tem, movement);
+      }
+      await publishInTransaction(tem, { type: 'paymentRequestUpdated', paymentRequestId: pr.id, userId: row.user_id });
+      return pr;
     });
   }
 
-  /** Locks the request row (`FOR UPDATE`) and checks it may still change. */
-  private async lockPending(tem: EntityManager, owner: Owner, id: string): Promise<LockedRequest> {
-    const [ownerColumn, ownerId] =
-      'developerId' in owner ? ['pr.developer_id', owner.developerId] : ['w.user_id', owner.userId];
-    const rows: LockedRequest[] = await tem.execute(
-      `select pr.id, pr.status, pr.expires_at <= now() as "expired", pr.wallet_id as "walletId",
-              pr.developer_id as "developerId", w.user_id as "userId", pr.amount, pr.currency, pr.description
+  /** The error for a transition that found nothing to change: not the owner's, not PENDING, or overdue. */
+  private async whyNotPending(tem: EntityManager, ownerCondition: string, ownerId: string, id: string): Promise<AppError> {
+    const [found] = await tem.execute<Array<{ status: PaymentRequestStatus; overdue: boolean }>>(
+      `select pr.status, ${overdueSql('pr')} as overdue
          from payment_requests pr join wallets w on w.id = pr.wallet_id
-        where pr.id = ? and ${ownerColumn} = ?
-        for update of pr`,
+        where pr.id = ? and ${ownerCondition}`,
       [id, ownerId],
     );
-    const locked = rows[0];
-    if (!locked) throw notFound('Payment request not found');
-    if (locked.status !== PaymentRequestStatus.PENDING) {
-      throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${locked.status}, not PENDING`);
-    }
-    if (locked.expired) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
-    return locked;
-  }
-
-  /** Writes the new status with a conditional update and queues `paymentRequestUpdated`. */
-  private async finish(
-    tem: EntityManager,
-    locked: LockedRequest,
-    to: PaymentRequestStatus,
-    transactionId: string | null,
-  ): Promise<PaymentRequest> {
-    const updated = await tem.nativeUpdate(
-      PaymentRequest,
-      { id: locked.id, status: PaymentRequestStatus.PENDING },
-      { status: to, transactionId, updatedAt: new Date() },
-    );
-    if (updated !== 1) {
-      throw new AppError('PAYMENT_REQUEST_NOT_PENDING', 'Payment request is no longer PENDING');
-    }
-    await publishInTransaction(tem, { type: 'paymentRequestUpdated', paymentRequestId: locked.id, userId: locked.userId });
-    const pr = await tem.findOneOrFail(PaymentRequest, { id: locked.id }, { refresh: true });
-    return pr;
+    if (!found) return notFound('Payment request not found');
+    if (found.overdue) return new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
+    return new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${found.status}, not PENDING`);
   }
 }

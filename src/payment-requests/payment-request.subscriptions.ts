@@ -1,5 +1,6 @@
 import { Resolver, Root, Subscription } from 'type-graphql';
-import { asUser, type Context } from '../context.js';
+import type { Context } from '../context.js';
+import { userOf } from '../auth/authorization.js';
 import type { PaymentRequest } from './payment-request.entity.js';
 import { PaymentRequestNotification, PaymentRequestUpdate, PaymentRequestView } from './payment-request.types.js';
 
@@ -13,7 +14,7 @@ export class PaymentRequestSubscriptions {
     description: 'Wallet app (user token): each payment request created for my wallet.',
     subscribe: ({ context }) => {
       const ctx = context as Context;
-      return ctx.services.events.subscribe('paymentRequested', asUser(ctx).userId);
+      return ctx.services.events.subscribe('paymentRequested', userOf(ctx).userId);
     },
   })
   paymentRequested(@Root() pr: PaymentRequest): PaymentRequestNotification {
@@ -24,7 +25,7 @@ export class PaymentRequestSubscriptions {
     description: 'Wallet app (user token): every status change of my payment requests.',
     subscribe: ({ context }) => {
       const ctx = context as Context;
-      return ctx.services.events.subscribe('paymentRequestUpdated', asUser(ctx).userId);
+      return ctx.services.events.subscribe('paymentRequestUpdated', userOf(ctx).userId);
     },
   })
   paymentRequestUpdated(@Root() pr: PaymentRequest): PaymentRequestUpdate {

@@ -1,6 +1,6 @@
 import { Field, Float, ID, InputType, ObjectType } from 'type-graphql';
 import { PaymentRequestStatus, type PaymentRequest } from './payment-request.entity.js';
-import { effectiveStatus, effectiveUpdatedAt } from './payment-request.service.js';
+import { effectiveStatus, effectiveUpdatedAt } from './payment-request.rules.js';
 import { toAmountNumber } from '../money.js';
 
 @ObjectType('PaymentRequest', { description: 'A request for money from a wallet, as its developer and its user see it.' })
@@ -35,17 +35,17 @@ export class PaymentRequestView {
   @Field(() => ID, { nullable: true, description: 'Set when the request is APPROVED.' })
   transactionId!: string | null;
 
-  static from(pr: PaymentRequest, now = new Date()): PaymentRequestView {
+  static from(pr: PaymentRequest): PaymentRequestView {
     return Object.assign(new PaymentRequestView(), {
       id: pr.id,
-      status: effectiveStatus(pr, now),
+      status: effectiveStatus(pr),
       amount: toAmountNumber(pr.amount),
       currency: pr.currency,
       description: pr.description,
       merchantName: pr.merchantName,
       createdAt: pr.createdAt,
       expiresAt: pr.expiresAt,
-      updatedAt: effectiveUpdatedAt(pr, now),
+      updatedAt: effectiveUpdatedAt(pr),
       transactionId: pr.transactionId,
     });
   }

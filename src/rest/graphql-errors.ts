@@ -1,5 +1,5 @@
-import { GraphQLError } from 'graphql';
-import { AppError, INTERNAL_MESSAGE } from '../errors.js';
+import type { GraphQLError } from 'graphql';
+import { AppError, describeError, type ErrorReply } from '../errors.js';
 
 const TYPE_WORDS: Record<string, string> = {
   Float: 'a number',
@@ -40,20 +40,15 @@ function clip(name: string, max = 64): string {
   return name.length > max ? `${name.slice(0, max)}…` : name;
 }
 
-/** Maps the errors of a GraphQL result to the one error the REST door answers with. */
-export function restErrorOf(errors: readonly GraphQLError[]): { statusCode: number; message: string; internal: boolean } {
-  const error = errors[0]!;
-  const original = error.originalError;
-  if (original instanceof AppError) return { statusCode: original.statusCode, message: original.message, internal: false };
-  const code = error.extensions?.code;
-  const statusCode = error.extensions?.statusCode;
-  if (typeof code === 'string' && typeof statusCode === 'number') {
-    return { statusCode, message: error.message, internal: false };
-  }
-  const isRequestError = (e: GraphQLError) => !e.originalError || (e.originalError instanceof GraphQLError && !(e.originalError instanceof AppError));
-  if (isRequestError(error)) {
-    const messages = errors.filter(isRequestError).map((e) => translateCoercionError(e.message) ?? 'Invalid request');
-    return { statusCode: 400, message: [...new Set(messages)].join('; '), internal: false };
-  }
-  return { statusCode: 500, message: INTERNAL_MESSAGE, internal: true };
+/**
+ * The one error a REST call answers with, from the errors of its GraphQL result: what
+ * `describeError` says of the first, except that GraphQL's request errors (the body did not fit
+ * the input type) are reworded in a REST client's terms and joined.
+ */
+export function restErrorOf(errors: readonly GraphQLError[]): ErrorReply {
+  const reply = describeError(errors[0]);
+  if (reply.kind !== 'expected' || reply.cause instanceof AppError) return reply;
+  const isRequestError = (e: GraphQLError) => !(describeError(e).cause instanceof AppError) && describeError(e).kind === 'expected';
+  const messages = errors.filter(isRequestError).map((e) => translateCoercionError(e.message) ?? 'Invalid request');
+  return { ...reply, code: 'BAD_USER_INPUT', statusCode: 400, message: [...new Set(messages)].join('; ') };
 }

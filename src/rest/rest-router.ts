@@ -1,13 +1,12 @@
 import Router from '@koa/router';
 import { execute, parse, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
 import type { Context as KoaContext } from 'koa';
-import { AppError, isDatabaseUnavailable } from '../errors.js';
+import { AppError } from '../errors.js';
 import { readJsonBody } from '../http/body.js';
 import type { GatewayState } from '../http/state.js';
 import type { Context } from '../context.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
-import { RateLimitedError } from '../rate-limit.js';
 import { fingerprint, parseIdempotencyKey, type IdempotencyStore } from './idempotency.js';
 
 interface RestResponse {
@@ -42,8 +41,6 @@ export interface RestDeps {
   context(ctx: KoaContext): Promise<Context>;
   /** Idempotency-Key records of the POST routes. */
   idempotency: IdempotencyStore;
-  /** Called with the context after the operation ran (response headers such as RateLimit-*). */
-  onResult?(ctx: KoaContext, context: Context): void;
 }
 
 /**
@@ -63,17 +60,12 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
         variableValues: route.variables(ctx.params as Record<string, string>, body, idempotencyKey),
         contextValue: context,
       });
-      deps.onResult?.(ctx, context);
-      const first = result.errors?.[0];
-      if (!first) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
-      // Thrown, not answered here: the error boundary adds Retry-After and RateLimit-* (and a 429 is never remembered).
-      if (first.originalError instanceof RateLimitedError) throw first.originalError;
-      const mapped = restErrorOf(result.errors!);
-      if (mapped.internal) {
-        if (isDatabaseUnavailable(first.originalError)) throw new AppError('SERVICE_UNAVAILABLE', 'Service temporarily unavailable');
-        throw first.originalError ?? first;
-      }
-      return { status: mapped.statusCode, body: { statusCode: mapped.statusCode, message: mapped.message } };
+      if (!result.errors?.length) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
+      const reply = restErrorOf(result.errors);
+      // Thrown, not answered here: the error boundary answers what is no answer to remember
+      // (a 429 with its headers, a 5xx with the detail in the log), and the idempotency record is released.
+      if (reply.kind !== 'expected' || reply.statusCode === 429) throw reply.cause;
+      return { status: reply.statusCode, body: { statusCode: reply.statusCode, message: reply.message } };
     };
 
     const handler = async (ctx: KoaContext): Promise<void> => {
@@ -97,7 +89,6 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
         case 'in_progress':
           throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed');
         case 'replay':
-          deps.onResult?.(ctx, context);
           ctx.set('Idempotent-Replayed', 'true');
           send(ctx, { status: claim.status, body: claim.body });
           return;

@@ -1,17 +1,14 @@
 import type http from 'node:http';
-import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
 import { useGraphqlWsServer, type WsExtra } from './use-ws.js';
 import { CloseCode, type Context as WsContext } from 'graphql-ws';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Context, Services } from '../context.js';
-import { bearerToken } from '../auth/authenticate.js';
-import { verifyUserTokenClaims } from '../auth/user-tokens.js';
+import { createContext, type Context } from '../context.js';
+import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
-import { formatGraphQLError } from '../format-error.js';
+import { formatGraphQLError } from '../graphql/format-error.js';
 import { MAX_BODY_BYTES } from '../http/body.js';
 
 export interface GraphqlWsOptions {
@@ -20,7 +17,6 @@ export interface GraphqlWsOptions {
   config: Config;
   services: Services;
   logger: Logger;
-  forkEm: () => EntityManager;
   /** Depth and cost limits, added to GraphQL's own validation. */
   validationRules?: readonly ValidationRule[];
   /** Keep-alive ping interval; a socket that misses a pong is dropped. */
@@ -88,11 +84,11 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
       onConnect: async (ctx) => {
         const { socket } = ctx.extra;
         const header = ctx.connectionParams?.authorization;
-        const token = typeof header === 'string' ? bearerToken(header) : undefined;
         let claims: { userId: string; expiresAt: number };
         try {
-          if (!token) throw new Error('missing token');
-          claims = await verifyUserTokenClaims(config, token);
+          const principal = await services.auth.authenticate(typeof header === 'string' ? header : undefined, 'ws');
+          if (principal.kind !== 'user' || principal.expiresAt === undefined) throw new Error('not a user');
+          claims = { userId: principal.userId, expiresAt: principal.expiresAt };
         } catch {
           socket.close(CloseCode.Unauthorized, 'Unauthorized');
           return false;
@@ -147,16 +143,8 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         if (errors.length > 0) return errors;
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
-      context: (ctx): Context => {
-        const requestId = randomUUID();
-        return {
-          principal: ctx.extra.userId ? { kind: 'user', userId: ctx.extra.userId } : { kind: 'anonymous' },
-          em: opts.forkEm(),
-          services,
-          requestId,
-          log: logger.child({ requestId }),
-        };
-      },
+      context: (ctx): Promise<Context> =>
+        createContext(services, { principal: ctx.extra.userId ? { kind: 'user', userId: ctx.extra.userId } : { kind: 'anonymous' }, logger }),
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatGraphQLError(e.toJSON(), e, logger)),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (!('errors' in result) || !result.errors) return undefined;

@@ -1,0 +1,62 @@
+import { ApolloServer, HeaderMap } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
+import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { Context } from '../context.js';
+import { describeError } from '../errors.js';
+import { formatGraphQLError, isUnexpectedError } from './format-error.js';
+import { unwrapResolverError } from '@apollo/server/errors';
+
+export interface ApolloOptions {
+  schema: GraphQLSchema;
+  config: Config;
+  logger: Logger;
+  validationRules: readonly ValidationRule[];
+}
+
+/** Apollo Server for the GraphQL HTTP door: limits and one error format (the HTTP drain is src/http/drain.ts). */
+export async function createApollo({ schema, config, logger, validationRules }: ApolloOptions): Promise<ApolloServer<Context>> {
+  const apollo = new ApolloServer<Context>({
+    schema,
+    introspection: config.appEnv !== 'production',
+    csrfPrevention: true,
+    allowBatchedHttpRequests: false,
+    includeStacktraceInErrorResponses: false,
+    // main.ts owns the signals (drain, close the pool, exit 0); Apollo's own handler would re-raise SIGTERM.
+    stopOnTerminationSignals: false,
+    validationRules: [...validationRules],
+    plugins: [
+      ...(config.appEnv === 'production' ? [ApolloServerPluginLandingPageDisabled()] : []),
+      {
+        async requestDidStart() {
+          return {
+            async didEncounterErrors({ errors, contextValue }) {
+              for (const error of errors) {
+                if (isUnexpectedError(error)) (contextValue?.log ?? logger).error({ err: unwrapResolverError(error) }, 'unexpected GraphQL error');
+              }
+            },
+          };
+        },
+      },
+    ],
+    // formatError has no context; the plugin above logs unexpected errors with the request's logger.
+    formatError: (formatted, error) => formatGraphQLError(formatted, error),
+  });
+  await apollo.start();
+  return apollo;
+}
+
+/**
+ * An error raised while building an operation's context (authentication, the rate limit), in
+ * the form Apollo answers with its own HTTP status and headers.
+ */
+export function contextError(err: unknown): unknown {
+  const reply = describeError(err);
+  if (reply.kind !== 'expected') return err;
+  const headers = new HeaderMap();
+  for (const [name, value] of Object.entries(reply.headers)) headers.set(name.toLowerCase(), value);
+  return new GraphQLError(reply.message, {
+    extensions: { code: reply.code, statusCode: reply.statusCode, http: { status: reply.statusCode, headers } },
+  });
+}

@@ -1,0 +1,35 @@
+import type { GraphQLFormattedError } from 'graphql';
+import type { Logger } from 'pino';
+import { AppError, describeError } from '../errors.js';
+
+/**
+ * The GraphQL doors' error boundary (Apollo's formatError, graphql-ws results): what a client
+ * sees of an error comes from `describeError`, the one translation every door uses; GraphQL's
+ * own request errors keep their message and extensions. The detail of an unexpected error goes
+ * to `logger` when one is given (the request's own logger, so the line carries its requestId).
+ */
+export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown, logger?: Logger): GraphQLFormattedError {
+  const reply = describeError(error);
+  const extensions = { code: reply.code, statusCode: reply.statusCode };
+  switch (reply.kind) {
+    case 'expected': {
+      // Typed errors say exactly their code and status; GraphQL's request errors keep their own extensions.
+      const { stacktrace: _stack, ...own } = reply.cause instanceof AppError ? {} : (formatted.extensions ?? {});
+      return { message: reply.message, locations: formatted.locations, path: formatted.path, extensions: { ...extensions, ...own } };
+    }
+    case 'unavailable':
+      return { message: reply.message, path: formatted.path, extensions };
+    case 'unexpected':
+      logger?.error({ err: reply.cause }, 'unexpected GraphQL error');
+      return { message: reply.message, path: formatted.path, extensions };
+    default: {
+      const never: never = reply.kind;
+      throw new Error(`unknown error kind ${String(never)}`);
+    }
+  }
+}
+
+/** True for an error no client should see the detail of (neither typed nor a GraphQL request error). */
+export function isUnexpectedError(error: unknown): boolean {
+  return describeError(error).kind === 'unexpected';
+}

@@ -1,0 +1,62 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { Database } from './db/database.js';
+import { SecretKeyVerifier } from './auth/secret-keys.js';
+import { createAuthenticator, type Authenticator } from './auth/authenticate.js';
+import { PaymentRequestService } from './payment-requests/payment-request.service.js';
+import { AccountService } from './accounts/account.service.js';
+import { TransactionService } from './transactions/transaction.service.js';
+import { DeveloperService } from './developers/developer.service.js';
+import { EventHub } from './events/event-hub.js';
+import { CommitHookSource, PgListenSource } from './events/event-source.js';
+import { RateLimits } from './rate-limit.js';
+import { Metrics } from './observability/metrics.js';
+
+/** The services every door shares, built once per process (the HTTP server and the CLI alike). */
+export interface Services {
+  readonly config: Config;
+  /** A fresh EntityManager (one per operation). */
+  forkEm(): EntityManager;
+  readonly payments: PaymentRequestService;
+  readonly accounts: AccountService;
+  readonly transactions: TransactionService;
+  readonly developers: DeveloperService;
+  readonly keys: SecretKeyVerifier;
+  /** Who is calling, from an Authorization header (every door). */
+  readonly auth: Authenticator;
+  /** This instance's event fan-out to subscribers. */
+  readonly events: EventHub;
+  /** Per-secret-key limits shared by all instances. */
+  readonly limits: RateLimits;
+  readonly metrics: Metrics;
+}
+
+/** Builds the services; nothing is started here (see `events.start()`). */
+export function createServices(config: Config, db: Database, logger: Logger): Services {
+  const forkEm = (): EntityManager => db.orm.em.fork();
+  // NOTIFY does not cross connections of the embedded PostgreSQL: there, events are handed over
+  // by the commit hook in-process (one process owns an embedded database).
+  const source = db.embedded ? new CommitHookSource(db.orm) : new PgListenSource(db.url, logger);
+  // The gauge reads the hub at scrape time, the hub reports each delivery's lag to the histogram.
+  const metrics: Metrics = new Metrics({ subscriptions: () => events.stats.subscriptions });
+  const events = new EventHub(source, forkEm, logger, (seconds) => metrics.eventLag.observe(seconds));
+  const keys = new SecretKeyVerifier(config, forkEm, logger);
+  const transactions = new TransactionService();
+  return {
+    config,
+    forkEm,
+    payments: new PaymentRequestService(config, transactions, (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count)),
+    accounts: new AccountService(config),
+    transactions,
+    developers: new DeveloperService(),
+    keys,
+    auth: createAuthenticator(config, keys),
+    events,
+    limits: new RateLimits(db.orm.em.getKnex(), {
+      requestsPerSecond: config.rateLimitPerSecond,
+      lookupsPerMinute: config.lookupLimitPerMinute,
+    }),
+    metrics,
+  };
+}
