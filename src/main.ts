@@ -17,10 +17,14 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger(config.logLevel);
+  // Node prints warnings (MaxListenersExceeded, deprecations) as plain text on stderr; here they
+  // become JSON log lines like everything else.
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => logger.warn({ warning: { name: w.name, code: (w as NodeJS.ErrnoException).code, message: w.message } }, 'process warning'));
   if (config.devSecretsInUse.length > 0) {
     logger.warn({ secrets: config.devSecretsInUse }, 'using built-in development secrets; never do this in production');
   }
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax });
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax, logger });
   logger.info({ database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, 'database ready, migrations applied');
   const gateway = await createGateway({ config, db, logger });
   const url = await gateway.listen();

@@ -15,6 +15,7 @@ import { httpContext } from './http/operation-context.js';
 import { requestScope } from './http/request-scope.js';
 import { securityHeaders } from './http/security-headers.js';
 import { createProbesRouter } from './http/probes.js';
+import { answerMalformedRequests, unknownMethods } from './http/protocol.js';
 import type { GatewayState } from './http/state.js';
 import { createApollo, contextError } from './graphql/apollo.js';
 import { graphqlLimits } from './graphql/limits.js';
@@ -51,6 +52,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const services = createServices(config, db, logger);
   const server = http.createServer();
   const drain = createHttpDrain(server);
+  answerMalformedRequests(server);
   await services.events.start();
   const sweeper = new ExpirySweeper(services.payments, services.forkEm, config.expirySweepIntervalMs, logger);
   sweeper.start();
@@ -83,6 +85,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   graphqlRouter.get('/graphql', graphql);
   graphqlRouter.post('/graphql', graphql);
 
+  app.use(unknownMethods);
   for (const router of [rest, createProbesRouter(services), graphqlRouter, createDocsRouter()]) {
     app.use(router.routes());
     app.use(router.allowedMethods());

@@ -1,5 +1,6 @@
 import { MikroORM } from '@mikro-orm/postgresql';
 import type { Options } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import ormConfig from '../../mikro-orm.config.js';
@@ -13,6 +14,19 @@ export interface DatabaseOptions {
   poolMax?: number;
   /** Apply pending migrations before returning (default true). */
   migrate?: boolean;
+  /** Where the driver's own messages go (e.g. "Connection Error"); without it, the console. */
+  logger?: Logger;
+}
+
+/** The query builder's logger routed to pino: one JSON line, first line of the message only (no stack, no SQL). */
+function driverLog(logger: Logger) {
+  const line = (message: unknown): string => String(message).split('\n')[0]!.slice(0, 200);
+  return {
+    warn: (m: unknown) => logger.warn({ detail: line(m) }, 'database driver warning'),
+    error: (m: unknown) => logger.error({ detail: line(m) }, 'database driver error'),
+    deprecate: (m: unknown) => logger.debug({ detail: line(m) }, 'database driver deprecation'),
+    debug: (m: unknown) => logger.debug({ detail: line(m) }, 'database driver debug'),
+  };
 }
 
 /** An open database: the ORM plus whatever must be closed with it. */
@@ -52,6 +66,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     pool: { min: 0, max: pool, idleTimeoutMillis: 10_000, acquireTimeoutMillis: acquireMs, createTimeoutMillis: 2500 },
     driverOptions: {
       acquireConnectionTimeout: acquireMs,
+      ...(opts.logger ? { log: driverLog(opts.logger) } : {}),
       connection: { connectionTimeoutMillis: 2500, statement_timeout: 15_000 },
     },
   };
