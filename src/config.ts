@@ -7,6 +7,12 @@ export const DEV_DEFAULTS = {
   ADMIN_TOKEN: 'dev-admin-token',
 } as const;
 
+/**
+ * Seconds between webhook delivery attempts (Standard Webhooks' recommendation, stretched to ~3 days):
+ * after the first attempt, 11 retries; each delay gets ±20% jitter.
+ */
+const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000, 43200, 43200, 43200, 43200];
+
 /** A secret: at least 16 characters, or exactly its development default (refused later in production). */
 const secret = (name: keyof typeof DEV_DEFAULTS) =>
   z.string().refine((v) => v === DEV_DEFAULTS[name] || v.length >= 16, 'must be at least 16 characters');
@@ -47,6 +53,15 @@ const schema = z.object({
   WS_MAX_CONNECTIONS_PER_USER: z.coerce.number().int().min(1).default(5),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).default(8),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(5000),
+  OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(20).max(60_000).default(300),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'must be a comma-separated list of seconds, e.g. 5,300,1800')
+    .transform((v) => v.split(',').map((n) => Number(n.trim())))
+    .default(DEFAULT_RETRY_SCHEDULE),
+  WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce.number().int().min(1).default(3 * 86_400),
+  WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   SANDBOX_TEST_WALLETS: z.enum(['true', 'false']).default('true'),
   SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
@@ -77,6 +92,16 @@ export interface Config {
   readonly wsMaxConnectionsPerUser: number;
   readonly graphqlMaxDepth: number;
   readonly graphqlMaxCost: number;
+  /** How often each instance reads the outbox when no wake-up arrived. */
+  readonly outboxPollIntervalMs: number;
+  /** Delays (seconds) before each webhook retry; after the last one the delivery fails. */
+  readonly webhookRetrySchedule: readonly number[];
+  /** An endpoint failing for this long (no 2xx in between) is disabled. */
+  readonly webhookDisableAfterSeconds: number;
+  /** How often the delivery worker looks for due deliveries when no wake-up arrived. */
+  readonly webhookPollIntervalMs: number;
+  /** Timeout of one webhook POST. */
+  readonly webhookTimeoutMs: number;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
   /** Development only: whether the scripted test wallets (src/sandbox) exist and answer; never in production. */
@@ -150,6 +175,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: c.METRICS_TOKEN,
     sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS === 'true',
     sandboxDelayMs: c.SANDBOX_DELAY_MS,
+    outboxPollIntervalMs: c.OUTBOX_POLL_INTERVAL_MS,
+    webhookRetrySchedule: Object.freeze(c.WEBHOOK_RETRY_SCHEDULE),
+    webhookDisableAfterSeconds: c.WEBHOOK_DISABLE_AFTER_SECONDS,
+    webhookPollIntervalMs: c.WEBHOOK_POLL_INTERVAL_MS,
+    webhookTimeoutMs: c.WEBHOOK_TIMEOUT_MS,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
   });

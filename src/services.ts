@@ -9,7 +9,7 @@ import { AccountService } from './accounts/account.service.js';
 import { TransactionService } from './transactions/transaction.service.js';
 import { DeveloperService } from './developers/developer.service.js';
 import { EventHub } from './events/event-hub.js';
-import { CommitHookSource, PgListenSource } from './events/event-source.js';
+import { InProcessSource, PgListenSource } from './events/event-source.js';
 import { RateLimits } from './rate-limit.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -35,12 +35,15 @@ export interface Services {
 /** Builds the services; nothing is started here (see `events.start()`). */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
   const forkEm = (): EntityManager => db.orm.em.fork();
-  // NOTIFY does not cross connections of the embedded PostgreSQL: there, events are handed over
-  // by the commit hook in-process (one process owns an embedded database).
-  const source = db.embedded ? new CommitHookSource(db.orm) : new PgListenSource(db.url, logger);
+  // NOTIFY does not cross connections of the embedded PostgreSQL: there, one process owns the
+  // database and its commit hooks wake every reader.
+  const source = db.embedded ? new InProcessSource() : new PgListenSource(db.url, logger);
   // The gauge reads the hub at scrape time, the hub reports each delivery's lag to the histogram.
   const metrics: Metrics = new Metrics({ subscriptions: () => events.stats.subscriptions });
-  const events = new EventHub(source, forkEm, logger, (seconds) => metrics.eventLag.observe(seconds));
+  const events = new EventHub(source, db.orm, logger, {
+    pollIntervalMs: config.outboxPollIntervalMs,
+    onDelivered: (seconds) => metrics.eventLag.observe(seconds),
+  });
   const keys = new SecretKeyVerifier(config, forkEm, logger);
   const transactions = new TransactionService();
   return {

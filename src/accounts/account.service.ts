@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { opaqueId } from '../random-id.js';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { parseAmount } from '../money.js';
@@ -9,14 +10,9 @@ import { User } from './user.entity.js';
 import { Wallet, WalletStatus } from './wallet.entity.js';
 import { paginate, type Page } from '../admin/pagination.js';
 
-const BASE62 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
 /** A new opaque wallet id: `wlt_` + 24 random base62 characters (~142 bits). */
 export function newWalletId(): string {
-  const bytes = randomBytes(24);
-  let id = 'wlt_';
-  for (const b of bytes) id += BASE62[b % 62];
-  return id;
+  return opaqueId('wlt_');
 }
 
 export interface CreateUserFields {

@@ -64,6 +64,14 @@ export class PaymentRequest {
   @Formula((table) => overdueSql(table.alias))
   overdue?: boolean;
 
+  /** The merchant's own reference (its order id): 1-64 printable characters, not unique. */
+  @Property({ type: 'text', nullable: true })
+  reference: string | null = null;
+
+  /** The merchant's metadata: at most 20 string keys (≤ 40 characters) with string values (≤ 500). */
+  @Property({ type: 'json', columnType: 'jsonb', nullable: true })
+  metadata: Record<string, string> | null = null;
+
   /** The developer's Idempotency-Key, if it sent one; unique per developer. */
   @Property({ type: 'text', nullable: true })
   idempotencyKey: string | null = null;

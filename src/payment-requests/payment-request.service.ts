@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { parseAmount } from '../money.js';
-import { publishInTransaction } from '../events/events.js';
+import { writeEvent, writeEvents, type EventType } from '../events/events.js';
+import { parseMerchantFields } from './merchant-fields.js';
+import { Transaction } from '../transactions/transaction.entity.js';
 import { Wallet } from '../accounts/wallet.entity.js';
 import { movePayment } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
@@ -18,6 +20,8 @@ export interface RequestPaymentFields {
   amount: number;
   description: string;
   merchantName: string;
+  reference?: string | null | undefined;
+  metadata?: Record<string, unknown> | null | undefined;
 }
 
 /** Trimmed text of 1..max characters (Unicode code points, as PostgreSQL counts them), no control characters. */
@@ -36,6 +40,15 @@ type Owner = { developerId: string } | { userId: string };
 
 /** A payment request row as a transition returns it, with the wallet owner to notify. */
 type DecidedRow = Record<string, unknown> & { user_id: string };
+
+/** The event each transition writes (PENDING is no transition's target). */
+const EVENT_OF_STATUS: Record<PaymentRequestStatus, EventType> = {
+  [PaymentRequestStatus.PENDING]: 'payment_request.created',
+  [PaymentRequestStatus.APPROVED]: 'payment_request.approved',
+  [PaymentRequestStatus.REJECTED]: 'payment_request.rejected',
+  [PaymentRequestStatus.CANCELLED]: 'payment_request.cancelled',
+  [PaymentRequestStatus.EXPIRED]: 'payment_request.expired',
+};
 
 /** What became of a payment request, for metrics. */
 export type PaymentOutcome = 'created' | 'approved' | 'rejected' | 'cancelled' | 'expired' | 'insufficient_funds';
@@ -67,17 +80,29 @@ export class PaymentRequestService {
     const amount = parseAmount(input.amount, this.config.maxAmount);
     const description = requireText(input.description, 'description', 255);
     const merchantName = requireText(input.merchantName, 'merchantName', 100);
+    const { reference, metadata } = parseMerchantFields(input);
     const created = await em.transactional(async (tem) => {
       let rows: DecidedRow[];
       try {
         rows = await tem.execute(
           `with w as (select id, currency, status, user_id from wallets where id = ?)
            insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
-                                         status, created_at, expires_at, updated_at, idempotency_key)
-           select ?, ?, w.id, ?::numeric, w.currency, ?, ?, 'PENDING', now(), now() + make_interval(secs => ?), now(), ?
+                                         status, created_at, expires_at, updated_at, idempotency_key, reference, metadata)
+           select ?, ?, w.id, ?::numeric, w.currency, ?, ?, 'PENDING', now(), now() + make_interval(secs => ?), now(), ?, ?, ?::jsonb
              from w where w.status = 'ACTIVE'
            returning *, (select user_id from w) as user_id`,
-          [walletId, randomUUID(), developerId, amount, description, merchantName, this.config.paymentRequestTtlSeconds, idempotencyKey],
+          [
+            walletId,
+            randomUUID(),
+            developerId,
+            amount,
+            description,
+            merchantName,
+            this.config.paymentRequestTtlSeconds,
+            idempotencyKey,
+            reference,
+            metadata === null ? null : JSON.stringify(metadata),
+          ],
         );
       } catch (err) {
         if (err instanceof UniqueConstraintViolationException) {
@@ -91,8 +116,9 @@ export class PaymentRequestService {
         if (!wallet) throw notFound('Wallet not found');
         throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
       }
-      await publishInTransaction(tem, { type: 'paymentRequested', paymentRequestId: row.id as string, userId: row.user_id });
-      return tem.map(PaymentRequest, row);
+      const pr = tem.map(PaymentRequest, row);
+      await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
+      return pr;
     });
     this.observe('created');
     return created;
@@ -169,7 +195,7 @@ export class PaymentRequestService {
    */
   async expireDue(em: EntityManager, batch = 500): Promise<number> {
     const expired = await em.transactional(async (tem) => {
-      const rows: Array<{ id: string; userId: string }> = await tem.execute(
+      const rows: Array<Record<string, unknown>> = await tem.execute(
         `with due as (
            select id from payment_requests pr
             where ${overdueSql('pr')}
@@ -177,14 +203,12 @@ export class PaymentRequestService {
             limit ? for update skip locked)
          update payment_requests pr
             set status = 'EXPIRED', updated_at = now()
-           from due, wallets w
-          where pr.id = due.id and w.id = pr.wallet_id
-         returning pr.id as "id", w.user_id as "userId"`,
+           from due
+          where pr.id = due.id
+         returning pr.*`,
         [batch],
       );
-      for (const row of rows) {
-        await publishInTransaction(tem, { type: 'paymentRequestUpdated', paymentRequestId: row.id, userId: row.userId });
-      }
+      await writeEvents(tem, rows.map((row) => ({ type: 'payment_request.expired', paymentRequest: tem.map(PaymentRequest, row) })));
       return rows.length;
     });
     if (expired > 0) this.observe('expired', expired);
@@ -218,7 +242,8 @@ export class PaymentRequestService {
         await this.transactions.createForPayment(tem, { ...movement, paymentRequestId: pr.id, description: pr.description });
         await movePayment(tem, movement);
       }
-      await publishInTransaction(tem, { type: 'paymentRequestUpdated', paymentRequestId: pr.id, userId: row.user_id });
+      const transaction = transactionId ? await tem.findOneOrFail(Transaction, { id: transactionId }) : undefined;
+      await writeEvent(tem, { type: EVENT_OF_STATUS[to], paymentRequest: pr, transaction });
       return pr;
     });
   }

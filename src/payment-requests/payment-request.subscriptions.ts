@@ -1,11 +1,12 @@
 import { Resolver, Root, Subscription } from 'type-graphql';
 import type { Context } from '../context.js';
 import { userOf } from '../auth/authorization.js';
-import type { PaymentRequest } from './payment-request.entity.js';
-import { PaymentRequestNotification, PaymentRequestUpdate, PaymentRequestView } from './payment-request.types.js';
+import type { PaymentRequestView } from './payment-request.types.js';
+import { PaymentRequestNotification, PaymentRequestUpdate } from './payment-request.types.js';
 
 /**
- * The wallet app's subscriptions (graphql-ws). The topic is the authenticated user's id from the
+ * The wallet app's subscriptions (graphql-ws), fed from the outbox: each payload is the state
+ * the event describes. The topic is the authenticated user's id from the
  * context; there is no argument through which one user could listen to another.
  */
 @Resolver()
@@ -17,8 +18,8 @@ export class PaymentRequestSubscriptions {
       return ctx.services.events.subscribe('paymentRequested', userOf(ctx).userId);
     },
   })
-  paymentRequested(@Root() pr: PaymentRequest): PaymentRequestNotification {
-    return PaymentRequestView.from(pr);
+  paymentRequested(@Root() pr: PaymentRequestView): PaymentRequestNotification {
+    return pr;
   }
 
   @Subscription(() => PaymentRequestUpdate, {
@@ -28,7 +29,7 @@ export class PaymentRequestSubscriptions {
       return ctx.services.events.subscribe('paymentRequestUpdated', userOf(ctx).userId);
     },
   })
-  paymentRequestUpdated(@Root() pr: PaymentRequest): PaymentRequestUpdate {
-    return PaymentRequestView.from(pr);
+  paymentRequestUpdated(@Root() pr: PaymentRequestView): PaymentRequestUpdate {
+    return pr;
   }
 }

@@ -1,4 +1,5 @@
 import { Field, Float, ID, InputType, ObjectType } from 'type-graphql';
+import { GraphQLJSONObject } from 'graphql-scalars';
 import { PaymentRequestStatus, type PaymentRequest } from './payment-request.entity.js';
 import { effectiveStatus, effectiveUpdatedAt } from './payment-request.rules.js';
 import { toAmountNumber } from '../money.js';
@@ -35,6 +36,12 @@ export class PaymentRequestView {
   @Field(() => ID, { nullable: true, description: 'Set when the request is APPROVED.' })
   transactionId!: string | null;
 
+  @Field(() => String, { nullable: true, description: "The merchant's own reference (its order id), as sent." })
+  reference!: string | null;
+
+  @Field(() => GraphQLJSONObject, { nullable: true, description: "The merchant's metadata (string keys and values), as sent." })
+  metadata!: Record<string, string> | null;
+
   static from(pr: PaymentRequest): PaymentRequestView {
     return Object.assign(new PaymentRequestView(), {
       id: pr.id,
@@ -47,9 +54,30 @@ export class PaymentRequestView {
       expiresAt: pr.expiresAt,
       updatedAt: effectiveUpdatedAt(pr),
       transactionId: pr.transactionId,
+      reference: pr.reference,
+      metadata: pr.metadata,
     });
   }
 }
+
+/**
+ * The fields of the PaymentRequestStatus body (GET /wallet/payment-request/{id}); the REST route
+ * selects exactly these and event payloads carry exactly these, so the two cannot drift.
+ */
+export const PAYMENT_REQUEST_STATUS_FIELDS = [
+  'id',
+  'status',
+  'amount',
+  'currency',
+  'description',
+  'merchantName',
+  'createdAt',
+  'expiresAt',
+  'updatedAt',
+  'transactionId',
+  'reference',
+  'metadata',
+] as const satisfies ReadonlyArray<keyof PaymentRequestView>;
 
 @ObjectType('PaymentRequestResponse', { description: 'Result of requestPayment.' })
 export class PaymentRequestResponse {
@@ -69,7 +97,9 @@ export class PaymentRequestResponse {
   expiresAt?: Date;
 }
 
-@InputType('RequestPaymentInput', { description: 'Exactly the four documented fields of POST /wallet/request-payment.' })
+@InputType('RequestPaymentInput', {
+  description: 'The four documented fields of POST /wallet/request-payment, plus the optional reference and metadata.',
+})
 export class RequestPaymentInput {
   @Field(() => String, { description: 'From walletId(identifier).' })
   walletId!: string;
@@ -82,6 +112,15 @@ export class RequestPaymentInput {
 
   @Field(() => String, { description: '1-100 characters after trimming.' })
   merchantName!: string;
+
+  @Field(() => String, { nullable: true, description: "The merchant's own reference (its order id): 1-64 printable characters; not unique." })
+  reference?: string | null;
+
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'At most 20 keys of 1-40 characters, each with a string value of at most 500 characters.',
+  })
+  metadata?: Record<string, unknown> | null;
 }
 
 /**

@@ -1,3 +1,6 @@
+import { PAYMENT_REQUEST_STATUS_FIELDS } from '../payment-requests/payment-request.types.js';
+import { TRANSACTION_FIELDS } from '../transactions/transaction.types.js';
+
 /** One REST route: a line of the table. The route only maps path and body to GraphQL variables. */
 export interface RestRoute {
   readonly method: 'GET' | 'POST';
@@ -11,8 +14,7 @@ export interface RestRoute {
   variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null): Record<string, unknown>;
 }
 
-const PAYMENT_REQUEST_FIELDS =
-  'id status amount currency description merchantName createdAt expiresAt updatedAt transactionId';
+const PAYMENT_REQUEST_FIELDS = PAYMENT_REQUEST_STATUS_FIELDS.join(' ');
 
 /** The REST surface of /api/v1 (SPEC §7). */
 export const REST_ROUTES: readonly RestRoute[] = [
@@ -44,9 +46,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     path: '/wallet/transaction/:transactionId',
     body: false,
     operation: `query Transaction($id: ID!) {
-      transaction(id: $id) {
-        id amount currency status type description createdAt updatedAt paymentProvider paymentReference
-      }
+      transaction(id: $id) { ${TRANSACTION_FIELDS.join(' ')} }
     }`,
     variables: (params) => ({ id: params.transactionId }),
   },

@@ -25,7 +25,7 @@ const EXPECTED_CODES: ReadonlySet<string> = new Set([
 export class TestWalletResponder {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inflight = new Set<Promise<void>>();
-  private readonly iterators: Array<AsyncIterator<PaymentRequest>> = [];
+  private readonly iterators: Array<AsyncIterator<Pick<PaymentRequest, 'id' | 'createdAt'>>> = [];
   private stopped = false;
 
   constructor(

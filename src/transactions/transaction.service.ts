@@ -5,6 +5,8 @@ import { requireUuid } from '../uuid.js';
 import { moveRefund, type Movement } from '../ledger/ledger.js';
 import { Transaction, type TransactionStatus } from './transaction.entity.js';
 import { paginate, type Page } from '../admin/pagination.js';
+import { writeEvent } from '../events/events.js';
+import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 
 const REFERENCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
@@ -45,7 +47,10 @@ export class TransactionService {
     return tx;
   }
 
-  /** An operator's refund: COMPLETED → REFUNDED and the money back to the wallet, in one database transaction. */
+  /**
+   * An operator's refund: COMPLETED → REFUNDED, the money back to the wallet and the
+   * `transaction.refunded` event, in one database transaction.
+   */
   async refund(em: EntityManager, id: string): Promise<Transaction> {
     requireUuid(id);
     await em.transactional(async (tem) => {
@@ -61,6 +66,9 @@ export class TransactionService {
         throw new AppError('CONFLICT', 'Only a COMPLETED transaction can be refunded');
       }
       await moveRefund(tem, { transactionId: id, ...tx });
+      const refunded = await tem.findOneOrFail(Transaction, { id }, { refresh: true });
+      const paymentRequest = await tem.findOneOrFail(PaymentRequest, { id: refunded.paymentRequestId });
+      await writeEvent(tem, { type: 'transaction.refunded', paymentRequest, transaction: refunded });
     });
     return em.findOneOrFail(Transaction, { id }, { refresh: true });
   }

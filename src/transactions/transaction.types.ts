@@ -50,3 +50,17 @@ export class TransactionView {
     });
   }
 }
+
+/** The fields of the Transaction body (GET /wallet/transaction/{id}); event payloads carry exactly these. */
+export const TRANSACTION_FIELDS = [
+  'id',
+  'amount',
+  'currency',
+  'status',
+  'type',
+  'description',
+  'createdAt',
+  'updatedAt',
+  'paymentProvider',
+  'paymentReference',
+] as const satisfies ReadonlyArray<keyof TransactionView>;

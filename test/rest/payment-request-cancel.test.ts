@@ -32,6 +32,8 @@ test('200 with the PaymentRequestStatus body, status CANCELLED', async () => {
     expiresAt: expect.stringMatching(ISO_DATE_RE),
     updatedAt: expect.stringMatching(ISO_DATE_RE),
     transactionId: null,
+    reference: null,
+    metadata: null,
   });
 });
 

@@ -16,7 +16,7 @@ afterAll(async () => {
   await app.close();
 });
 
-test('200 with exactly the PaymentRequestStatus fields plus merchantName, updatedAt and transactionId (null)', async () => {
+test('200 with exactly the PaymentRequestStatus fields plus merchantName, updatedAt, transactionId, reference and metadata (null)', async () => {
   const user = await f.user();
   const id = await createPaymentRequest(app, token, user.walletId, {
     amount: 42.1,
@@ -36,6 +36,8 @@ test('200 with exactly the PaymentRequestStatus fields plus merchantName, update
     expiresAt: expect.stringMatching(ISO_DATE_RE),
     updatedAt: expect.stringMatching(ISO_DATE_RE),
     transactionId: null,
+    reference: null,
+    metadata: null,
   });
 });
 

@@ -1,0 +1,49 @@
+import { badInput } from '../errors.js';
+
+/** The merchant's own fields of a payment request, checked. */
+export interface MerchantFields {
+  reference: string | null;
+  metadata: Record<string, string> | null;
+}
+
+const MAX_METADATA_KEYS = 20;
+const MAX_KEY_LENGTH = 40;
+const MAX_VALUE_LENGTH = 500;
+/** Control, format, unassigned, private-use and surrogate code points: not printable. */
+const NOT_PRINTABLE = /\p{C}/u;
+
+const length = (s: string): number => [...s].length;
+
+/**
+ * Checks the optional `reference` (1-64 printable characters, kept as sent; not unique) and
+ * `metadata` (at most 20 keys of 1-40 printable characters, string values of at most 500
+ * characters without NUL) of request-payment (SPEC §13).
+ */
+export function parseMerchantFields(input: { reference?: unknown; metadata?: unknown }): MerchantFields {
+  let reference: string | null = null;
+  if (input.reference !== undefined && input.reference !== null) {
+    if (typeof input.reference !== 'string') throw badInput('reference must be a string');
+    const n = length(input.reference);
+    if (n < 1 || n > 64) throw badInput('reference must be 1-64 characters');
+    if (NOT_PRINTABLE.test(input.reference)) throw badInput('reference must contain printable characters only');
+    reference = input.reference;
+  }
+  let metadata: Record<string, string> | null = null;
+  if (input.metadata !== undefined && input.metadata !== null) {
+    const m = input.metadata;
+    if (typeof m !== 'object' || Array.isArray(m)) throw badInput('metadata must be an object');
+    const entries = Object.entries(m as Record<string, unknown>);
+    if (entries.length > MAX_METADATA_KEYS) throw badInput(`metadata must have at most ${MAX_METADATA_KEYS} keys`);
+    metadata = {};
+    for (const [key, value] of entries) {
+      if (length(key) < 1 || length(key) > MAX_KEY_LENGTH || NOT_PRINTABLE.test(key)) {
+        throw badInput(`metadata keys must be 1-${MAX_KEY_LENGTH} printable characters`);
+      }
+      if (typeof value !== 'string') throw badInput('metadata values must be strings');
+      if (length(value) > MAX_VALUE_LENGTH) throw badInput(`metadata values must be at most ${MAX_VALUE_LENGTH} characters`);
+      if (value.includes('\u0000')) throw badInput('metadata values must not contain NUL');
+      metadata[key] = value;
+    }
+  }
+  return { reference, metadata };
+}

@@ -1,0 +1,207 @@
+import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
+import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
+import { approve, cancel, reject, requestPayment, sleep } from '../helpers/payments.js';
+import { writeEvent } from '../../src/events/events.js';
+import { PaymentRequest, PaymentRequestStatus } from '../../src/payment-requests/payment-request.entity.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp({ env: { EXPIRY_SWEEP_INTERVAL_MS: '100' } });
+});
+afterAll(async () => {
+  await app.close();
+});
+
+interface EventRow {
+  id: string;
+  type: string;
+  sequence: number;
+  developer_id: string;
+  transaction_id: string | null;
+  payload: { id: string; type: string; createdAt: string; data: { paymentRequest: Record<string, unknown>; transaction?: Record<string, unknown> } };
+}
+
+async function eventsOf(paymentRequestId: string): Promise<EventRow[]> {
+  return app.db.orm.em
+    .fork()
+    .execute<EventRow[]>('select id, type, sequence, developer_id, transaction_id, payload from events where payment_request_id = ? order by sequence', [
+      paymentRequestId,
+    ]);
+}
+
+test('create then approve: two events, sequence 1 and 2, payloads equal the REST bodies', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 12.5, { reference: 'order-1', metadata: { cart: '7' } });
+  const [created] = await eventsOf(id);
+  expect(created).toMatchObject({ type: 'payment_request.created', sequence: 1, developer_id: dev.developerId, transaction_id: null });
+  expect(created!.payload.id).toBe(created!.id);
+  expect(created!.id).toMatch(/^evt_[A-Za-z0-9]{24}$/);
+  expect(created!.payload.data.paymentRequest).toEqual((await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: dev.secretKey })).body);
+  expect(created!.payload.data.paymentRequest).toMatchObject({ status: 'PENDING', reference: 'order-1', metadata: { cart: '7' } });
+  expect(created!.payload.data).not.toHaveProperty('transaction');
+
+  expect((await approve(app.baseUrl, user.token, id)).body.errors).toBeUndefined();
+  const events = await eventsOf(id);
+  expect(events.map((e) => [e.type, e.sequence])).toEqual([
+    ['payment_request.created', 1],
+    ['payment_request.approved', 2],
+  ]);
+  const approved = events[1]!;
+  const status = (await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: dev.secretKey })).body;
+  expect(approved.payload.data.paymentRequest).toEqual(status);
+  const tx = (await http(app.baseUrl, `/api/v1/wallet/transaction/${status.transactionId}`, { token: dev.secretKey })).body;
+  expect(approved.payload.data.transaction).toEqual(tx);
+  expect(approved.transaction_id).toBe(status.transactionId);
+  expect(Object.keys(approved.payload).sort()).toEqual(['createdAt', 'data', 'id', 'type']);
+});
+
+test('reject and cancel each write one event', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const a = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  const b = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  expect((await reject(app.baseUrl, user.token, a)).body.errors).toBeUndefined();
+  expect((await cancel(app.baseUrl, dev.secretKey, b)).status).toBe(200);
+  expect((await eventsOf(a)).map((e) => e.type)).toEqual(['payment_request.created', 'payment_request.rejected']);
+  expect((await eventsOf(b)).map((e) => e.type)).toEqual(['payment_request.created', 'payment_request.cancelled']);
+  // A refused second decision writes nothing.
+  expect((await cancel(app.baseUrl, dev.secretKey, a)).status).toBe(409);
+  expect(await eventsOf(a)).toHaveLength(2);
+});
+
+test('an approval that fails for insufficient funds writes no event', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 1 });
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 50);
+  const res = await approve(app.baseUrl, user.token, id);
+  expect(res.body.errors[0].extensions.code).toBe('INSUFFICIENT_FUNDS');
+  expect((await eventsOf(id)).map((e) => e.type)).toEqual(['payment_request.created']);
+});
+
+test('a refund writes transaction.refunded with the REFUNDED transaction body', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 5);
+  const approved = await approve(app.baseUrl, user.token, id);
+  const txId = approved.body.data.approvePaymentRequest.transactionId as string;
+  const refunded = await gql(app.baseUrl, 'mutation($id: ID!) { refundTransaction(id: $id) { id status } }', { id: txId }, app.config.adminToken);
+  expect(refunded.body.errors).toBeUndefined();
+  const events = await eventsOf(id);
+  expect(events.map((e) => [e.type, e.sequence])).toEqual([
+    ['payment_request.created', 1],
+    ['payment_request.approved', 2],
+    ['transaction.refunded', 3],
+  ]);
+  const tx = (await http(app.baseUrl, `/api/v1/wallet/transaction/${txId}`, { token: dev.secretKey })).body;
+  expect(tx.status).toBe('REFUNDED');
+  expect(events[2]!.payload.data.transaction).toEqual(tx);
+});
+
+test('the sweeper’s expiry writes payment_request.expired', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  await app.db.orm.em.fork().execute(`update payment_requests set expires_at = created_at + interval '1 millisecond' where id = ?`, [id]);
+  const deadline = Date.now() + 10_000;
+  while ((await eventsOf(id)).length < 2 && Date.now() < deadline) await sleep(50);
+  const events = await eventsOf(id);
+  expect(events.map((e) => e.type)).toEqual(['payment_request.created', 'payment_request.expired']);
+  expect(events[1]!.payload.data.paymentRequest).toMatchObject({ id, status: 'EXPIRED', transactionId: null });
+});
+
+test('event payloads never carry a user id, username, phone, wallet id or developer id', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const a = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2, { reference: 'ref-x', metadata: { k: 'v' } });
+  const approved = await approve(app.baseUrl, user.token, a);
+  await gql(app.baseUrl, 'mutation($id: ID!) { refundTransaction(id: $id) { id } }', { id: approved.body.data.approvePaymentRequest.transactionId }, app.config.adminToken);
+  const b = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+  await reject(app.baseUrl, user.token, b);
+  const payloads = [...(await eventsOf(a)), ...(await eventsOf(b))].map((e) => JSON.stringify(e.payload));
+  expect(payloads).toHaveLength(5);
+  for (const text of payloads) {
+    for (const secret of [user.userId, user.username, user.phone, user.phone.replace(/^0/, ''), user.walletId, dev.developerId]) {
+      expect(text).not.toContain(secret);
+    }
+    expect(text).not.toMatch(/userId|walletId|developerId|username|phone/i);
+  }
+});
+
+const REQUESTED = 'subscription { paymentRequested { id status } }';
+
+// A held transaction and a LISTEN connection to cut exist on a PostgreSQL server only (the
+// embedded database is one session).
+const withServer = process.env.TEST_DATABASE_URL ? test : (_name: string, _fn: () => Promise<void>) => undefined;
+
+withServer('a transaction that commits late with a lower position is still delivered to subscribers', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const client = wsClient(app.baseUrl, user.token);
+  const before = app.gateway.services.events.stats.subscriptions;
+  const sub = subscribe(client, REQUESTED);
+  await untilSubscribed(app.gateway.services.events, before + 1);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let wrote!: () => void;
+  const written = new Promise<void>((r) => (wrote = r));
+  // A slow transaction takes its event position first and commits last.
+  const slow = app.db.orm.em.fork().transactional(async (tem) => {
+    const now = new Date();
+    const pr = tem.create(PaymentRequest, {
+      developerId: dev.developerId,
+      walletId: user.walletId,
+      amount: '1.00',
+      currency: 'ETB',
+      description: 'slow',
+      merchantName: 'Slow',
+      status: PaymentRequestStatus.PENDING,
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + 300_000),
+      updatedAt: now,
+      reference: null,
+      metadata: null,
+    });
+    await tem.flush();
+    await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
+    wrote();
+    await held;
+    return pr.id;
+  });
+  await written;
+  const fast = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  // The fast one is only readable once the slow one settled; then both arrive, none skipped.
+  await sleep(app.config.outboxPollIntervalMs * 2);
+  expect(sub.values).toHaveLength(0);
+  release();
+  const slowId = await slow;
+  const got = [await sub.next(3000), await sub.next(3000)].map((v) => v.paymentRequested.id).sort();
+  expect(got).toEqual([fast, slowId].sort());
+  sub.dispose();
+  await client.dispose();
+});
+
+withServer('events committed while the LISTEN connection is down still reach subscribers (the poll covers it)', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const client = wsClient(app.baseUrl, user.token);
+  const before = app.gateway.services.events.stats.subscriptions;
+  const sub = subscribe(client, REQUESTED);
+  await untilSubscribed(app.gateway.services.events, before + 1);
+  const em = app.db.orm.em.fork();
+  await em.execute(
+    `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-events'`,
+  );
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  expect((await sub.next(3000)).paymentRequested).toEqual({ id, status: 'PENDING' });
+  sub.dispose();
+  await client.dispose();
+});
