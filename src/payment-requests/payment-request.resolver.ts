@@ -18,14 +18,7 @@ export class PaymentRequestResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'At most one request per developer and key (REST: the Idempotency-Key header).' })
     idempotencyKey?: string | null,
   ): Promise<PaymentRequestResponse> {
-    const pr = await ctx.services.payments.create(ctx.em, dev.developerId, input, idempotencyKey ?? null);
-    return Object.assign(new PaymentRequestResponse(), {
-      success: true,
-      message: 'Payment request created; waiting for the user to approve it',
-      paymentRequestId: pr.id,
-      status: pr.status,
-      expiresAt: pr.expiresAt,
-    });
+    return PaymentRequestResponse.created(await ctx.services.payments.create(ctx.em, dev.developerId, input, idempotencyKey ?? null));
   }
 
   @Authorized(Role.DEVELOPER)

@@ -13,6 +13,8 @@ import { raw, type FilterQuery } from '@mikro-orm/core';
 import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
 import { paginate, type Page } from '../admin/pagination.js';
 import { requireUuid } from '../uuid.js';
+import { completeIdempotencyRecord } from '../rest/idempotency.js';
+import { PaymentRequestResponse } from './payment-request.types.js';
 
 /** Input of request-payment, as the GraphQL input type delivers it. */
 export interface RequestPaymentFields {
@@ -118,6 +120,11 @@ export class PaymentRequestService {
       }
       const pr = tem.map(PaymentRequest, row);
       await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
+      // The Idempotency-Key record (claimed by the REST door) commits with the request itself:
+      // a crash after this commit still leaves the key answering with this request.
+      if (idempotencyKey !== null) {
+        await completeIdempotencyRecord(tem, developerId, idempotencyKey, 200, JSON.parse(JSON.stringify(PaymentRequestResponse.created(pr))));
+      }
       return pr;
     });
     this.observe('created');

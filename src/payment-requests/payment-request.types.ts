@@ -95,6 +95,17 @@ export class PaymentRequestResponse {
 
   @Field(() => Date, { nullable: true })
   expiresAt?: Date;
+
+  /** The answer to a successful requestPayment: what the resolver returns and what the Idempotency-Key record keeps. */
+  static created(pr: PaymentRequest): PaymentRequestResponse {
+    return Object.assign(new PaymentRequestResponse(), {
+      success: true,
+      message: 'Payment request created; waiting for the user to approve it',
+      paymentRequestId: pr.id,
+      status: pr.status,
+      expiresAt: pr.expiresAt,
+    });
+  }
 }
 
 @InputType('RequestPaymentInput', {

@@ -37,6 +37,19 @@ export function fingerprint(method: string, path: string, body: unknown): string
 }
 
 /**
+ * Stores the response of a claimed call. A business write calls it inside its own transaction,
+ * so that the record and the write commit together (no key left IN_PROGRESS by a crash between
+ * them); without a claim (a GraphQL caller) nothing is updated.
+ */
+export async function completeIdempotencyRecord(em: EntityManager, developerId: string, key: string, status: number, body: unknown): Promise<void> {
+  await em.execute(
+    `update idempotency_keys set state = 'COMPLETED', response_status = ?, response_body = ?::jsonb
+      where developer_id = ? and key = ? and state = 'IN_PROGRESS'`,
+    [status, JSON.stringify(body), developerId, key],
+  );
+}
+
+/**
  * Idempotency records (SPEC §10), per developer, kept 24 hours. A call claims its key before it
  * runs; concurrent calls with the same key see IN_PROGRESS (409) and later ones the stored
  * response. The primary key (developer_id, key) makes the claim atomic across instances.
@@ -87,13 +100,9 @@ export class IdempotencyStore {
     return { kind: 'in_progress' };
   }
 
-  /** Stores the response of a claimed call. */
+  /** Stores the response of a claimed call (unless its business write already did, see completeIdempotencyRecord). */
   async complete(developerId: string, key: string, status: number, body: unknown): Promise<void> {
-    await this.forkEm().execute(
-      `update idempotency_keys set state = 'COMPLETED', response_status = ?, response_body = ?::jsonb
-        where developer_id = ? and key = ? and state = 'IN_PROGRESS'`,
-      [status, JSON.stringify(body), developerId, key],
-    );
+    await completeIdempotencyRecord(this.forkEm(), developerId, key, status, body);
   }
 
   /** Forgets a claimed call that must not be remembered (failed validation, or failed unexpectedly). */

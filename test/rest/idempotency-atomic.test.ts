@@ -1,0 +1,63 @@
+import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+
+// #2: the Idempotency-Key record commits in the create's own transaction, so no crash between
+// the create's commit and the record can leave the key IN_PROGRESS (and a retry answering 409).
+let app: TestApp;
+let f: ReturnType<typeof factories>;
+beforeAll(async () => {
+  app = await startTestApp();
+  f = factories(app);
+});
+afterAll(async () => {
+  await app.close();
+});
+
+const sql = <T>(text: string, params: unknown[] = []) => app.db.orm.em.fork().execute<T[]>(text, params);
+const create = (secretKey: string, key: string, walletId: string) =>
+  fetch(`${app.baseUrl}/api/v1/wallet/request-payment`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${secretKey}`, 'content-type': 'application/json', 'Idempotency-Key': key },
+    body: JSON.stringify({ walletId, amount: 1, description: 'Atomic', merchantName: 'Shop' }),
+  });
+
+test('the record and the payment request are written by the same database transaction', async () => {
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  const res = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
+    token: dev.secretKey,
+    headers: { 'Idempotency-Key': 'same-tx' },
+    body: { walletId: user.walletId, amount: 1, description: 'Atomic', merchantName: 'Shop' },
+  });
+  expect(res.status).toBe(200);
+  const [pr] = await sql<{ xmin: string; id: string }>(`select xmin::text, id from payment_requests where developer_id = ? and idempotency_key = 'same-tx'`, [dev.developerId]);
+  const [record] = await sql<{ xmin: string; state: string; body: any }>(
+    `select xmin::text, state, response_body as body from idempotency_keys where developer_id = ? and key = 'same-tx'`,
+    [dev.developerId],
+  );
+  expect(record!.state).toBe('COMPLETED');
+  expect(record!.body).toEqual(res.body);
+  expect(record!.xmin).toBe(pr!.xmin); // the same transaction id wrote both rows
+});
+
+test('a failure while recording the answer undoes the create; the retry creates exactly one request', async () => {
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  // The record's completion fails (as if the process died right there).
+  await sql(`create or replace function test_fail_completion() returns trigger language plpgsql as $$
+               begin if new.key = 'crash-1' and new.state = 'COMPLETED' then raise exception 'simulated crash'; end if; return new; end $$`);
+  await sql(`create trigger test_fail_completion before update on idempotency_keys for each row execute function test_fail_completion()`);
+  try {
+    const failed = await create(dev.secretKey, 'crash-1', user.walletId);
+    expect(failed.status).toBe(500);
+    expect(await sql(`select 1 from payment_requests where developer_id = ? and idempotency_key = 'crash-1'`, [dev.developerId])).toEqual([]);
+  } finally {
+    await sql(`drop trigger test_fail_completion on idempotency_keys`);
+  }
+  const retry = await create(dev.secretKey, 'crash-1', user.walletId);
+  expect(retry.status).toBe(200);
+  const body = (await retry.json()) as { paymentRequestId: string };
+  const again = await create(dev.secretKey, 'crash-1', user.walletId);
+  expect(again.status).toBe(200);
+  expect(((await again.json()) as { paymentRequestId: string }).paymentRequestId).toBe(body.paymentRequestId);
+  expect(await sql(`select id from payment_requests where developer_id = ? and idempotency_key = 'crash-1'`, [dev.developerId])).toEqual([{ id: body.paymentRequestId }]);
+});
