@@ -15,6 +15,8 @@ export default tseslint.config(
     },
   },
   { files: ['bin/**', 'bench/**', 'src/cli/**'], rules: { 'no-console': 'off' } },
+  // Browser code of the sandbox pages (bundled by src/sandbox/build-web.mjs).
+  { files: ['src/sandbox/web/**'], languageOptions: { globals: { ...globals.browser } } },
   // Tests read loosely typed JSON bodies.
   { files: ['test/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

@@ -66,7 +66,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const app = new Koa<GatewayState>({ proxy: false });
   app.silent = true;
   app.use(requestScope(logger, services.metrics));
-  app.use(securityHeaders(config));
+  app.use(securityHeaders(config, sandbox?.pages));
 
   const rest = createRestRouter({
     schema,
@@ -86,7 +86,9 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   graphqlRouter.post('/graphql', graphql);
 
   app.use(unknownMethods);
-  for (const router of [rest, createProbesRouter(services), graphqlRouter, createDocsRouter()]) {
+  // The sandbox pages (development) come before /graphql: a browser's GET /graphql is GraphiQL.
+  const sandboxRouters = sandbox ? [sandbox.pages.router] : [];
+  for (const router of [rest, createProbesRouter(services), ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -1,7 +1,9 @@
 import { Arg, Authorized, Ctx, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
-import { Role } from '../auth/authorization.js';
-import { WalletIdResponse } from './account.types.js';
+import { CurrentUser, Role } from '../auth/authorization.js';
+import type { UserPrincipal as User } from '../auth/principal.js';
+import { toAmountNumber } from '../money.js';
+import { MyWallet, WalletIdResponse } from './account.types.js';
 
 @Resolver()
 export class AccountResolver {
@@ -15,5 +17,18 @@ export class AccountResolver {
     await ctx.limits.lookup();
     const walletId = await ctx.services.accounts.walletIdFor(ctx.em, identifier);
     return Object.assign(new WalletIdResponse(), { walletId });
+  }
+
+  @Authorized(Role.USER)
+  @Query(() => MyWallet, { description: "Wallet app (user token): my wallet's id, status and balance." })
+  async myWallet(@Ctx() ctx: Context, @CurrentUser() me: User): Promise<MyWallet> {
+    const { user, wallet } = await ctx.services.accounts.walletOfUser(ctx.em, me.userId);
+    return Object.assign(new MyWallet(), {
+      walletId: wallet.id,
+      username: user.username,
+      status: wallet.status,
+      balance: toAmountNumber(wallet.balance),
+      currency: wallet.currency,
+    });
   }
 }

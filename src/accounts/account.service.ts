@@ -9,6 +9,7 @@ import { normalisePhone, normaliseUsername, parseIdentifier } from './identifier
 import { User } from './user.entity.js';
 import { Wallet, WalletStatus } from './wallet.entity.js';
 import { paginate, type Page } from '../admin/pagination.js';
+import { isUuid } from '../uuid.js';
 
 /** A new opaque wallet id: `wlt_` + 24 random base62 characters (~142 bits). */
 export function newWalletId(): string {
@@ -79,6 +80,15 @@ export class AccountService {
     const row = rows[0];
     if (!row) throw notFound('User not found');
     return em.findOneOrFail(User, { id: row.id });
+  }
+
+  /** A user and their wallet, or NOT_FOUND (a token of a user who no longer exists). */
+  async walletOfUser(em: EntityManager, userId: string): Promise<{ user: User; wallet: Wallet }> {
+    if (!isUuid(userId)) throw notFound('Wallet not found');
+    const user = await em.findOne(User, { id: userId });
+    const wallet = user && (await em.findOne(Wallet, { userId }));
+    if (!user || !wallet) throw notFound('Wallet not found');
+    return { user, wallet };
   }
 
   /** Changes a wallet's status (an operator's action). */

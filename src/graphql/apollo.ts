@@ -27,7 +27,8 @@ export async function createApollo({ schema, config, logger, validationRules }: 
     stopOnTerminationSignals: false,
     validationRules: [...validationRules],
     plugins: [
-      ...(config.appEnv === 'production' ? [ApolloServerPluginLandingPageDisabled()] : []),
+      // No Apollo landing page (it loads from a CDN); development serves GraphiQL instead (src/sandbox).
+      ApolloServerPluginLandingPageDisabled(),
       {
         async requestDidStart() {
           return {

@@ -17,7 +17,7 @@ export const DOCS_ASSETS_PATH = '/docs/assets';
  * The repository root: the nearest directory above this module holding package.json. Works from
  * the sources (src/openapi) and from the build (dist/src/openapi) alike.
  */
-function projectRoot(): string {
+export function projectRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     if (existsSync(path.join(dir, 'package.json'))) return dir;

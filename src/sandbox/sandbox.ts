@@ -5,10 +5,14 @@ import type { Services } from '../context.js';
 import { AppError } from '../errors.js';
 import { describeTestWallets, ensureTestWallets, type TestWallet } from './test-wallets.js';
 import { TestWalletResponder } from './test-wallet-responder.js';
+import { createSandboxPages, type SandboxPages } from './pages.js';
 
-/** The development sandbox of one gateway instance: its test wallets and their responder. */
+/** The development sandbox of one gateway instance: its test wallets (with their responder) and its pages. */
 export interface Sandbox {
+  /** Empty when SANDBOX_TEST_WALLETS=false. */
   readonly wallets: readonly TestWallet[];
+  /** The wallet-app page, its sign-in and GraphiQL. */
+  readonly pages: SandboxPages;
   stop(): Promise<void>;
 }
 
@@ -20,12 +24,14 @@ export interface SandboxOptions {
 }
 
 /**
- * Starts the sandbox when this is a development gateway with test wallets on (the default
- * there); undefined otherwise — in production the test wallets are neither created nor
+ * Starts the sandbox of a development gateway: its pages, and its test wallets unless turned
+ * off. Undefined in production: no pages, and the test wallets are neither created nor
  * answered for, whatever the database holds.
  */
 export async function startSandbox({ config, services, forkEm, logger }: SandboxOptions): Promise<Sandbox | undefined> {
-  if (config.appEnv === 'production' || !config.sandboxTestWallets) return undefined;
+  if (config.appEnv === 'production') return undefined;
+  const pages = createSandboxPages(config, services, forkEm);
+  if (!config.sandboxTestWallets) return { wallets: [], pages, stop: async () => undefined };
   const log = logger.child({ component: 'sandbox' });
   const wallets = await ensureTestWallets(forkEm, services.accounts, log);
   const responder = new TestWalletResponder(services, forkEm, log, config.sandboxDelayMs);
@@ -33,6 +39,7 @@ export async function startSandbox({ config, services, forkEm, logger }: Sandbox
   log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
   return {
     wallets,
+    pages,
     stop: () => responder.stop(),
   };
 }

@@ -1,0 +1,202 @@
+/**
+ * The wallet-app page (GET /app) in a real headless Chromium against a real gateway: sign in,
+ * receive a payment request created through REST live over graphql-ws, approve or reject it on
+ * the page, and read the outcome through REST; a countdown reaching EXPIRED; an approval the
+ * wallet cannot afford shown in words. Every wait is for an element or a state, never a sleep.
+ *
+ * `E2E_SCREENSHOT=docs/app.png npm run test:e2e` also refreshes the README's screenshot.
+ */
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { ROOT } from '../helpers/cli.js';
+import { untilSubscribed } from '../helpers/ws.js';
+import { launchBrowser, phonePage, type PageProblems } from './browser.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** The issue's bar: a new request is on the page within a second of its creation. */
+const ARRIVAL_MS = 1000;
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** Opens /app, signs in by typing the username and waits until the page is live (both subscriptions registered). */
+async function signIn(app: TestApp, username: string): Promise<{ page: Page; problems: PageProblems }> {
+  const opened = await phonePage(browser);
+  const { page } = opened;
+  const before = app.gateway.services.events.stats.subscriptions;
+  await page.goto(`${app.baseUrl}/app`);
+  await page.fill('#username', username);
+  await page.click('#signin-form button[type=submit]');
+  await page.locator('#who', { hasText: username }).waitFor();
+  await page.locator('#live.on').waitFor();
+  await untilSubscribed(app.gateway.services.events, before + 2);
+  return opened;
+}
+
+async function requestPayment(app: TestApp, secretKey: string, walletId: string, amount: number, description: string, merchantName = 'Corner Café') {
+  const res = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
+    token: secretKey,
+    body: { walletId, amount, description, merchantName },
+  });
+  expect(res.status).toBe(200);
+  return res.body as { paymentRequestId: string; expiresAt: string };
+}
+
+const card = (page: Page, id: string) => page.locator(`li.request[data-id="${id}"]`);
+
+describe('GET /app in development', () => {
+  let app: TestApp;
+  let sk: string;
+
+  beforeAll(async () => {
+    app = await startTestApp();
+    ({ secretKey: sk } = await factories(app).developer('Corner Café'));
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('a request created through REST appears live; approving it on the page moves the money; REST reads APPROVED and the transaction', async () => {
+    const user = await factories(app).user({ balance: 100, ...(process.env.E2E_SCREENSHOT ? { username: 'alice' } : {}) });
+    const { page, problems } = await signIn(app, user.username);
+    await expect(page.locator('#balance').textContent()).resolves.toBe('100.00');
+    await expect(page.locator('#empty').isVisible()).resolves.toBe(true);
+
+    const created = Date.now();
+    const { paymentRequestId: id } = await requestPayment(app, sk, user.walletId, 12.5, 'Two flat whites');
+    await card(page, id).waitFor({ timeout: ARRIVAL_MS });
+    process.stderr.write(`[e2e] payment request on the page ${Date.now() - created} ms after the REST call started\n`);
+
+    const text = await card(page, id).innerText();
+    expect(text).toContain('Corner Café');
+    expect(text).toContain('Two flat whites');
+    expect(text).toMatch(/12\.50/);
+    expect(text).toMatch(/ETB/);
+    expect(text).toMatch(/Expires in [45]:\d\d/);
+    await expect(page.locator('#pending-count').textContent()).resolves.toBe('1');
+
+    if (process.env.E2E_SCREENSHOT) {
+      const second = await requestPayment(app, sk, user.walletId, 240, 'Order #1042 — groceries', 'Fresh Market');
+      await card(page, second.paymentRequestId).waitFor();
+      await page.screenshot({ path: path.resolve(ROOT, process.env.E2E_SCREENSHOT) });
+      await card(page, second.paymentRequestId).locator('button.reject').click();
+      await card(page, second.paymentRequestId).and(page.locator('[data-status="REJECTED"]')).waitFor();
+    }
+
+    await card(page, id).locator('button.approve').click();
+    await card(page, id).and(page.locator('[data-status="APPROVED"]')).waitFor();
+    await page.locator('#balance', { hasText: '87.50' }).waitFor();
+    await expect(card(page, id).locator('.status').textContent()).resolves.toBe('Paid');
+
+    const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: sk });
+    expect(status.body).toMatchObject({ id, status: 'APPROVED', amount: 12.5, transactionId: expect.stringMatching(UUID) });
+    const tx = await http(app.baseUrl, `/api/v1/wallet/transaction/${status.body.transactionId}`, { token: sk });
+    expect(tx.status).toBe(200);
+    expect(tx.body).toMatchObject({ id: status.body.transactionId, amount: 12.5, status: 'COMPLETED', type: 'WALLET_PAYMENT' });
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
+    await page.context().close();
+  });
+
+  it('rejecting on the page: REST reads REJECTED without a transaction, the balance is unchanged', async () => {
+    const user = await factories(app).user({ balance: 50 });
+    const { page, problems } = await signIn(app, user.username);
+    const { paymentRequestId: id } = await requestPayment(app, sk, user.walletId, 20, 'Unwanted order');
+    await card(page, id).waitFor({ timeout: ARRIVAL_MS });
+    await card(page, id).locator('button.reject').click();
+    await card(page, id).and(page.locator('[data-status="REJECTED"]')).waitFor();
+    const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: sk });
+    expect(status.body).toMatchObject({ id, status: 'REJECTED', transactionId: null });
+    await expect(page.locator('#balance').textContent()).resolves.toBe('50.00');
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
+    await page.context().close();
+  });
+
+  it('an approval the wallet cannot afford is explained in words; the request stays pending', async () => {
+    const user = await factories(app).user({ balance: 5 });
+    const { page } = await signIn(app, user.username);
+    const { paymentRequestId: id } = await requestPayment(app, sk, user.walletId, 80, 'Too expensive');
+    await card(page, id).waitFor({ timeout: ARRIVAL_MS });
+    await card(page, id).locator('button.approve').click();
+    await card(page, id).locator('.error', { hasText: 'Not enough money in your wallet' }).waitFor();
+    await expect(card(page, id).getAttribute('data-status')).resolves.toBe('PENDING');
+    await expect(card(page, id).locator('button.approve').isEnabled()).resolves.toBe(true);
+    const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: sk });
+    expect(status.body.status).toBe('PENDING');
+    await page.context().close();
+  });
+
+  it('requests made before signing in are listed at sign-in (myPendingPaymentRequests); an unknown user is told so', async () => {
+    const user = await factories(app).user({ balance: 10 });
+    const { paymentRequestId: id } = await requestPayment(app, sk, user.walletId, 1.25, 'Made while offline');
+    const { page } = await phonePage(browser);
+    await page.goto(`${app.baseUrl}/app`);
+    await page.fill('#username', 'no_such_user');
+    await page.click('#signin-form button[type=submit]');
+    await page.locator('#signin-error', { hasText: 'There is no user "no_such_user"' }).waitFor();
+    await page.fill('#username', user.username);
+    await page.click('#signin-form button[type=submit]');
+    await card(page, id).waitFor();
+    await page.context().close();
+  });
+
+  it('the page and its scripts carry a CSP of their own: self only, WebSocket to self; the API keeps its strict one', async () => {
+    const res = await fetch(`${app.baseUrl}/app`);
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+    const api = await fetch(`${app.baseUrl}/api/v1/account/x`);
+    expect(api.headers.get('content-security-policy')).toMatch(/^default-src 'none';/);
+  });
+});
+
+describe('GET /app counting down to EXPIRED', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ env: { PAYMENT_REQUEST_TTL_SECONDS: '3', EXPIRY_SWEEP_INTERVAL_MS: '200' } });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  it('the countdown runs to zero, the card reads Expired, REST reads EXPIRED', async () => {
+    const f = factories(app);
+    const { secretKey } = await f.developer();
+    const user = await f.user({ balance: 10 });
+    const { page, problems } = await signIn(app, user.username);
+    const { paymentRequestId: id } = await requestPayment(app, secretKey, user.walletId, 4, 'Quick, before it expires');
+    await card(page, id).waitFor({ timeout: ARRIVAL_MS });
+    await card(page, id).locator('.expires', { hasText: /Expires in 0:0[0-3]/ }).waitFor();
+    await card(page, id).and(page.locator('[data-status="EXPIRED"]')).waitFor({ timeout: 10_000 });
+    await expect(card(page, id).locator('.status').textContent()).resolves.toBe('Expired');
+    await expect(card(page, id).locator('button.approve').isDisabled()).resolves.toBe(true);
+    const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: secretKey });
+    expect(status.body).toMatchObject({ id, status: 'EXPIRED', transactionId: null });
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
+    await page.context().close();
+  });
+});
+
+describe('GET /app in production', () => {
+  it('is 404, like the development sign-in', async () => {
+    const app = await startTestApp({ env: { APP_ENV: 'production' } });
+    try {
+      for (const [method, p] of [
+        ['GET', '/app'],
+        ['POST', '/app/session'],
+        ['GET', '/sandbox/assets/app.js'],
+      ] as const) {
+        const res = await http(app.baseUrl, p, { method, ...(method === 'POST' ? { body: { username: 'alice' } } : {}) });
+        expect({ p, status: res.status, body: res.body }).toEqual({ p, status: 404, body: { statusCode: 404, message: 'Not found' } });
+      }
+    } finally {
+      await app.close();
+    }
+  });
+});

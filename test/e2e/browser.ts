@@ -1,0 +1,46 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+
+/** Debian's Chromium (`apt-get install -y chromium`), or CHROMIUM_PATH. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/**
+ * Headless Chromium for a test file. playwright-core never downloads a browser; it drives the
+ * installed one. Each launch gets a fresh, temporary profile (user-data-dir), removed on close.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install -y chromium) or set CHROMIUM_PATH`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+}
+
+/** What went wrong in a page: uncaught errors and Content-Security-Policy violations. */
+export interface PageProblems {
+  errors: string[];
+  cspViolations: string[];
+}
+
+/** A phone-sized page that records its errors and CSP violations. */
+export async function phonePage(browser: Browser, width = 390, height = 844): Promise<{ page: Page; problems: PageProblems }> {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  const page = await context.newPage();
+  const problems: PageProblems = { errors: [], cspViolations: [] };
+  page.on('pageerror', (err) => problems.errors.push(err.message));
+  page.on('console', (msg) => {
+    if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) problems.cspViolations.push(msg.text());
+  });
+  return { page, problems };
+}
