@@ -8,6 +8,7 @@ import { AdminResolver } from './admin/admin.resolver.js';
 import { PaymentRequestSubscriptions } from './payment-requests/payment-request.subscriptions.js';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { authChecker } from './auth/authorization.js';
+import { rootFieldGate } from './graphql/root-fields.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
@@ -21,6 +22,8 @@ export function getSchema(): Promise<GraphQLSchema> {
     validate: false,
     // Every `@Authorized(Role…)` is decided here; refusals are our own UNAUTHENTICATED/FORBIDDEN errors.
     authChecker,
+    // Root fields: one rate-limit point each, and a bounded share of the pool per operation.
+    globalMiddlewares: [rootFieldGate],
     emitSchemaFile: false,
   });
   return built;
