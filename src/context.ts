@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Principal } from './auth/principal.js';
 import { OperationLimits } from './rate-limit.js';
 import type { Services } from './services.js';
+import { createLoaders, type Loaders } from './admin/loaders.js';
 
 export type { Services } from './services.js';
 
@@ -16,6 +17,8 @@ export interface Context {
   readonly log: Logger;
   /** The rate limits this operation consumed (the door sends the strictest as RateLimit-*). */
   readonly limits: OperationLimits;
+  /** Batch loaders of the internal tools' graph (created on first use). */
+  readonly loaders: Loaders;
 }
 
 export interface ContextOptions {
@@ -36,12 +39,17 @@ export async function createContext(services: Services, opts: ContextOptions): P
   const keyId = opts.principal.kind === 'developer' ? opts.principal.keyId : undefined;
   const limits = new OperationLimits(services.limits, keyId);
   await limits.request();
+  const em = services.forkEm();
+  let loaders: Loaders | undefined;
   return {
     principal: opts.principal,
-    em: services.forkEm(),
+    em,
     services,
     requestId,
     log: opts.logger.child({ requestId }),
     limits,
+    get loaders() {
+      return (loaders ??= createLoaders(em));
+    },
   };
 }

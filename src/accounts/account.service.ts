@@ -9,7 +9,7 @@ import { normalisePhone, normaliseUsername, parseIdentifier } from './identifier
 import { User } from './user.entity.js';
 import { Wallet, WalletStatus } from './wallet.entity.js';
 import { paginate, type Page } from '../admin/pagination.js';
-import { isUuid } from '../uuid.js';
+import { isUuid, requireUuid } from '../uuid.js';
 
 /** A new opaque wallet id: `wlt_` + 24 random base62 characters (~142 bits). */
 export function newWalletId(): string {
@@ -113,5 +113,41 @@ export class AccountService {
   /** Wallets, newest first, optionally of one status (internal tools). */
   listWallets(em: EntityManager, filter: { status?: WalletStatus | undefined }, first?: number, after?: string): Promise<Page<Wallet>> {
     return paginate(em, Wallet, filter.status ? { status: filter.status } : {}, first, after);
+  }
+
+  /** Users, newest first, by username or phone (internal tools). */
+  listUsers(em: EntityManager, filter: { username?: string | undefined; phone?: string | undefined }, first?: number, after?: string): Promise<Page<User>> {
+    return paginate(
+      em,
+      User,
+      {
+        ...(filter.username !== undefined ? { username: normaliseUsername(filter.username) } : {}),
+        ...(filter.phone !== undefined ? { phone: normalisePhone(filter.phone) } : {}),
+      },
+      first,
+      after,
+    );
+  }
+
+  /**
+   * The wallets whose owner matches every given criterion (user id, phone, username), for
+   * filters by owner; undefined when no criterion is given.
+   */
+  async walletIdsOfOwner(
+    em: EntityManager,
+    owner: { userId?: string | undefined; phone?: string | undefined; username?: string | undefined },
+  ): Promise<string[] | undefined> {
+    if (owner.userId === undefined && owner.phone === undefined && owner.username === undefined) return undefined;
+    const rows = await em.execute<Array<{ id: string }>>(
+      `select w.id from wallets w join users u on u.id = w.user_id
+        where (?::uuid is null or u.id = ?::uuid) and (?::text is null or u.phone = ?) and (?::text is null or lower(u.username) = ?)`,
+      (() => {
+        const userId = owner.userId === undefined ? null : requireUuid(owner.userId, 'userId');
+        const phone = owner.phone === undefined ? null : normalisePhone(owner.phone);
+        const username = owner.username === undefined ? null : owner.username.trim().toLowerCase();
+        return [userId, userId, phone, phone, username, username];
+      })(),
+    );
+    return rows.map((r) => r.id);
   }
 }

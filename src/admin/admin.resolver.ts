@@ -8,6 +8,8 @@ import { TransactionView } from '../transactions/transaction.types.js';
 import { issueSecretKey, revokeSecretKey } from '../auth/secret-keys.js';
 import { toAmountNumber } from '../money.js';
 import type { Page } from './pagination.js';
+import type {
+  UserView} from './admin.types.js';
 import {
   CreatedUser,
   CreateUserInput,
@@ -19,11 +21,16 @@ import {
   RevokedSecretKey,
   TransactionConnection,
   TransactionFilter,
+  LedgerCheckView,
+  UserConnection,
+  UserFilter,
   WalletConnection,
   WalletView,
 } from './admin.types.js';
+import { checkLedger } from '../ledger/ledger-check.js';
 
-const walletView = (w: Wallet): WalletView =>
+/** A wallet as internal tools see it. */
+export const walletView = (w: Wallet): WalletView =>
   Object.assign(new WalletView(), {
     walletId: w.id,
     userId: w.userId,
@@ -83,9 +90,31 @@ export class AdminResolver {
     return walletView(await ctx.services.accounts.setWalletStatus(ctx.em, walletId, status));
   }
 
-  @Mutation(() => TransactionView, { description: 'COMPLETED → REFUNDED: the wallet is credited back, the developer debited.' })
-  async refundTransaction(@Arg('id', () => ID) id: string, @Ctx() ctx: Context): Promise<TransactionView> {
-    return TransactionView.from(await ctx.services.transactions.refund(ctx.em, id));
+  @Mutation(() => TransactionView, {
+    description:
+      'Refunds `amount` (all that is left when omitted) of a COMPLETED transaction: the wallet is credited back, the developer debited; REFUNDED once all of it is refunded.',
+  })
+  async refundTransaction(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: Context,
+    @Arg('amount', () => Float, { nullable: true }) amount?: number | null,
+  ): Promise<TransactionView> {
+    return TransactionView.from(await ctx.services.transactions.refund(ctx.em, id, amount));
+  }
+
+  @Query(() => LedgerCheckView, { description: 'Proves Σ ledger entries = balance for every wallet and developer balance.' })
+  async ledgerCheck(@Ctx() ctx: Context): Promise<LedgerCheckView> {
+    return checkLedger(ctx.em);
+  }
+
+  @Query(() => UserConnection)
+  async users(
+    @Ctx() ctx: Context,
+    @Arg('filter', () => UserFilter, { nullable: true }) filter?: UserFilter,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<UserView>> {
+    return ctx.services.accounts.listUsers(ctx.em, filter ?? {}, first, after);
   }
 
   @Query(() => DeveloperConnection)
@@ -114,7 +143,8 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<PaymentRequestView>> {
-    return mapPage(await ctx.services.payments.list(ctx.em, filter ?? {}, first, after), PaymentRequestView.from);
+    const walletIds = await ctx.services.accounts.walletIdsOfOwner(ctx.em, filter ?? {});
+    return mapPage(await ctx.services.payments.list(ctx.em, filter ?? {}, walletIds, first, after), PaymentRequestView.from);
   }
 
   @Query(() => TransactionConnection)

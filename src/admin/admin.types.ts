@@ -1,4 +1,4 @@
-import { Field, Float, ID, InputType, ObjectType } from 'type-graphql';
+import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { WalletStatus } from '../accounts/wallet.entity.js';
 import { PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
 import { TransactionStatus } from '../transactions/transaction.entity.js';
@@ -59,18 +59,99 @@ export class CreateUserInput {
 
 @InputType('PaymentRequestFilter')
 export class PaymentRequestFilter {
-  @Field(() => PaymentRequestStatus, { nullable: true }) status?: PaymentRequestStatus;
+  @Field(() => PaymentRequestStatus, { nullable: true, description: 'The status clients see (PENDING past expiresAt is EXPIRED).' })
+  status?: PaymentRequestStatus;
   @Field(() => ID, { nullable: true }) developerId?: string;
   @Field(() => String, { nullable: true }) walletId?: string;
+  @Field(() => ID, { nullable: true, description: "The wallet owner's user id." }) userId?: string;
+  @Field(() => String, { nullable: true, description: "The wallet owner's phone, any form." }) phone?: string;
+  @Field(() => String, { nullable: true, description: "The wallet owner's username, without regard to case." }) username?: string;
+  @Field(() => Date, { nullable: true, description: 'Created at or after.' }) createdFrom?: Date;
+  @Field(() => Date, { nullable: true, description: 'Created before.' }) createdTo?: Date;
+  @Field(() => Float, { nullable: true }) amountMin?: number;
+  @Field(() => Float, { nullable: true }) amountMax?: number;
 }
 
 @InputType('TransactionFilter')
 export class TransactionFilter {
   @Field(() => TransactionStatus, { nullable: true }) status?: TransactionStatus;
   @Field(() => ID, { nullable: true }) developerId?: string;
+  @Field(() => String, { nullable: true }) walletId?: string;
+  @Field(() => Date, { nullable: true, description: 'Created at or after.' }) createdFrom?: Date;
+  @Field(() => Date, { nullable: true, description: 'Created before.' }) createdTo?: Date;
+  @Field(() => Float, { nullable: true }) amountMin?: number;
+  @Field(() => Float, { nullable: true }) amountMax?: number;
 }
 
 export const DeveloperConnection = Connection(DeveloperView, 'DeveloperConnection');
 export const WalletConnection = Connection(WalletView, 'WalletConnection');
 export const PaymentRequestConnection = Connection(PaymentRequestView, 'PaymentRequestConnection');
 export const TransactionConnection = Connection(TransactionView, 'TransactionConnection');
+
+@ObjectType('User', { description: 'Internal tools: a wallet user.' })
+export class UserView {
+  @Field(() => ID) id!: string;
+  @Field(() => String) username!: string;
+  @Field(() => String, { description: 'National number without the leading 0.' }) phone!: string;
+  @Field(() => Date) createdAt!: Date;
+}
+
+@ObjectType('DeveloperBalance', { description: "A developer's settlement balance in one currency." })
+export class DeveloperBalanceView {
+  @Field(() => String) currency!: string;
+  @Field(() => Float) balance!: number;
+}
+
+@ObjectType('SecretKeyInfo', { description: 'A secret key without its secret (only its id and state).' })
+export class SecretKeyView {
+  @Field(() => ID) keyId!: string;
+  @Field(() => String) environment!: string;
+  @Field(() => Date) createdAt!: Date;
+  @Field(() => Date, { nullable: true }) revokedAt!: Date | null;
+}
+
+@ObjectType('LedgerEntry', { description: 'One side of a balance change.' })
+export class LedgerEntryView {
+  @Field(() => ID) id!: string;
+  @Field(() => String, { description: 'PAYMENT, REFUND or TOPUP.' }) kind!: string;
+  @Field(() => String, { nullable: true, description: 'The wallet side (null for the developer side).' }) walletId!: string | null;
+  @Field(() => ID, { nullable: true, description: 'The developer side (null for the wallet side).' }) developerId!: string | null;
+  @Field(() => ID, { nullable: true }) transactionId!: string | null;
+  @Field(() => ID, { nullable: true }) refundId!: string | null;
+  @Field(() => Float, { description: 'Signed: negative leaves the account.' }) amount!: number;
+  @Field(() => String) currency!: string;
+  @Field(() => Date) createdAt!: Date;
+}
+
+@ObjectType('Refund', { description: 'One refund of (part of) a transaction.' })
+export class RefundView {
+  @Field(() => ID) id!: string;
+  @Field(() => Float) amount!: number;
+  @Field(() => String) currency!: string;
+  @Field(() => Date) createdAt!: Date;
+}
+
+@ObjectType('LedgerMismatch')
+export class LedgerMismatchView {
+  @Field(() => String, { description: 'WALLET or DEVELOPER.' }) kind!: string;
+  @Field(() => String, { description: 'The wallet id, or developerId:currency.' }) id!: string;
+  @Field(() => Float) balance!: number;
+  @Field(() => Float) ledgerSum!: number;
+}
+
+@ObjectType('LedgerCheck', { description: 'Σ ledger entries = balance, for every wallet and developer balance.' })
+export class LedgerCheckView {
+  @Field(() => Boolean) ok!: boolean;
+  @Field(() => Int) checkedWallets!: number;
+  @Field(() => Int) checkedDevelopers!: number;
+  @Field(() => [LedgerMismatchView]) mismatches!: LedgerMismatchView[];
+}
+
+@InputType('UserFilter')
+export class UserFilter {
+  @Field(() => String, { nullable: true, description: 'Exact, without regard to case.' }) username?: string;
+  @Field(() => String, { nullable: true, description: 'Any form of the phone number (0912… or 912…).' }) phone?: string;
+}
+
+export const UserConnection = Connection(UserView, 'UserConnection');
+export const LedgerEntryConnection = Connection(LedgerEntryView, 'LedgerEntryConnection');

@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntityName, FilterQuery } from '@mikro-orm/core';
+import DataLoader from 'dataloader';
 import { Field, ObjectType, type ClassType } from 'type-graphql';
 import { badInput } from '../errors.js';
 
@@ -38,6 +39,74 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   }
 }
 
+/** The page size asked for, bounded (1–200, default 50). */
+function pageSize(first: number | undefined): number {
+  const limit = first ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badInput('first must be between 1 and 200');
+  return limit;
+}
+
+function encodeCursor(row: { createdAt: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), String(row.id)])).toString('base64url');
+}
+
+function toPage<T extends { id: string; createdAt: Date }>(rows: T[], limit: number): Page<T> {
+  const nodes = rows.slice(0, limit);
+  const last = nodes[nodes.length - 1];
+  return { nodes, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+}
+
+/** A page of one parent's children. */
+export interface ChildPageKey {
+  parentId: string;
+  first?: number | undefined;
+  after?: string | undefined;
+}
+
+/**
+ * Pages of children for many parents at once (a wallet's payment requests, for every wallet of
+ * a page): one query per distinct (first, after), ranking each parent's rows with a window
+ * function, so a nested list costs one query per level, not one per parent.
+ */
+export function childPageLoader<T extends { id: string; createdAt: Date }>(
+  em: EntityManager,
+  entity: EntityName<T>,
+  table: string,
+  parentColumn: string,
+): DataLoader<ChildPageKey, Page<T>, string> {
+  return new DataLoader<ChildPageKey, Page<T>, string>(
+    async (keys) => {
+      const groups = new Map<string, ChildPageKey[]>();
+      for (const key of keys) {
+        const group = `${pageSize(key.first)}|${key.after ?? ''}`;
+        groups.set(group, [...(groups.get(group) ?? []), key]);
+      }
+      const pages = new Map<ChildPageKey, Page<T>>();
+      for (const group of groups.values()) {
+        const limit = pageSize(group[0]!.first);
+        const after = group[0]!.after ? decodeCursor(group[0]!.after) : null;
+        const rows = await em.execute<Array<Record<string, unknown>>>(
+          `select * from (
+             select t.*, row_number() over (partition by t.${parentColumn} order by t.created_at desc, t.id desc) as page_rank
+               from ${table} t
+              where t.${parentColumn}::text = any(array[?]::text[])
+                ${after ? 'and (t.created_at, t.id) < (?::timestamptz, ?)' : ''}
+           ) ranked where page_rank <= ?`,
+          [group.map((k) => k.parentId), ...(after ? [after.createdAt.toISOString(), after.id] : []), limit + 1],
+        );
+        const byParent = new Map<string, T[]>();
+        for (const row of rows) {
+          const parent = String(row[parentColumn]);
+          byParent.set(parent, [...(byParent.get(parent) ?? []), em.map(entity, row as never)]);
+        }
+        for (const key of group) pages.set(key, toPage(byParent.get(key.parentId) ?? [], limit));
+      }
+      return keys.map((key) => pages.get(key)!);
+    },
+    { cacheKeyFn: (key) => `${key.parentId}|${key.first ?? ''}|${key.after ?? ''}` },
+  );
+}
+
 /** Keyset pagination over (createdAt desc, id desc). */
 export async function paginate<T extends { id: string; createdAt: Date }>(
   em: EntityManager,
@@ -46,8 +115,7 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
   first: number | undefined,
   after: string | undefined,
 ): Promise<Page<T>> {
-  const limit = first ?? 50;
-  if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw badInput('first must be between 1 and 200');
+  const limit = pageSize(first);
   let cond = where;
   if (after) {
     const c = decodeCursor(after);
@@ -56,11 +124,33 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
     } as FilterQuery<T>;
   }
   const rows = await em.find(entity, cond, { orderBy: { createdAt: 'desc', id: 'desc' } as never, limit: limit + 1 });
-  const nodes = rows.slice(0, limit);
-  const last = nodes[nodes.length - 1];
-  const nextCursor =
-    rows.length > limit && last
-      ? Buffer.from(JSON.stringify([last.createdAt.toISOString(), last.id])).toString('base64url')
-      : null;
-  return { nodes, nextCursor };
+  return toPage(rows, limit);
+}
+
+/** Filters shared by the lists of money records: creation range and amount range. */
+export interface RangeFilter {
+  createdFrom?: Date | undefined;
+  createdTo?: Date | undefined;
+  amountMin?: number | undefined;
+  amountMax?: number | undefined;
+}
+
+/** The ORM conditions of a RangeFilter (amounts compared exactly, as NUMERIC). */
+export function rangeConditions(filter: RangeFilter): Record<string, unknown> {
+  const amount = (value: number, name: string): string => {
+    if (!Number.isFinite(value) || value < 0) throw badInput(`${name} must be a non-negative number`);
+    return value.toFixed(2);
+  };
+  const created = {
+    ...(filter.createdFrom ? { $gte: filter.createdFrom } : {}),
+    ...(filter.createdTo ? { $lt: filter.createdTo } : {}),
+  };
+  const amounts = {
+    ...(filter.amountMin !== undefined ? { $gte: amount(filter.amountMin, 'amountMin') } : {}),
+    ...(filter.amountMax !== undefined ? { $lte: amount(filter.amountMax, 'amountMax') } : {}),
+  };
+  return {
+    ...(Object.keys(created).length > 0 ? { createdAt: created } : {}),
+    ...(Object.keys(amounts).length > 0 ? { amount: amounts } : {}),
+  };
 }

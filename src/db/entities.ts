@@ -3,7 +3,8 @@ import { SecretKey } from '../auth/secret-key.entity.js';
 import { User } from '../accounts/user.entity.js';
 import { Wallet } from '../accounts/wallet.entity.js';
 import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
-import { Transaction } from '../transactions/transaction.entity.js';
+import { Refund, Transaction } from '../transactions/transaction.entity.js';
+import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
 
 /** Every entity the ORM maps. */
-export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction];
+export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction, Refund, LedgerEntry];

@@ -37,10 +37,10 @@ export async function movePayment(tem: EntityManager, m: Movement): Promise<void
 }
 
 /**
- * The reverse of a payment: the developer is debited only if its settlement balance covers it,
- * the wallet is credited back, both sides are written to the ledger.
+ * The reverse of (part of) a payment: the developer is debited only if its settlement balance
+ * covers it, the wallet is credited back, both sides are written to the ledger under the refund.
  */
-export async function moveRefund(tem: EntityManager, m: Movement): Promise<void> {
+export async function moveRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void> {
   const debited: unknown[] = await tem.execute(
     `update developer_balances set balance = balance - ?::numeric
       where developer_id = ? and currency = ? and balance >= ?::numeric returning developer_id`,
@@ -48,16 +48,16 @@ export async function moveRefund(tem: EntityManager, m: Movement): Promise<void>
   );
   if (debited.length === 0) throw new AppError('INSUFFICIENT_FUNDS', 'Developer settlement balance does not cover the refund');
   await tem.execute(`update wallets set balance = balance + ?::numeric, updated_at = now() where id = ?`, [m.amount, m.walletId]);
-  await writeEntries(tem, 'REFUND', m, false);
+  await writeEntries(tem, 'REFUND', m, false, m.refundId);
 }
 
 /** One entry per side: the wallet's and the developer's, with opposite signs. */
-async function writeEntries(tem: EntityManager, kind: 'PAYMENT' | 'REFUND', m: Movement, walletPays: boolean): Promise<void> {
+async function writeEntries(tem: EntityManager, kind: 'PAYMENT' | 'REFUND', m: Movement, walletPays: boolean, refundId: string | null = null): Promise<void> {
   const [walletSign, developerSign] = walletPays ? ['-', ''] : ['', '-'];
   await tem.execute(
-    `insert into ledger_entries (kind, transaction_id, wallet_id, developer_id, amount, currency)
-     values (?, ?, ?, null, ${walletSign}?::numeric, ?), (?, ?, null, ?, ${developerSign}?::numeric, ?)`,
-    [kind, m.transactionId, m.walletId, m.amount, m.currency, kind, m.transactionId, m.developerId, m.amount, m.currency],
+    `insert into ledger_entries (kind, transaction_id, refund_id, wallet_id, developer_id, amount, currency)
+     values (?, ?, ?, ?, null, ${walletSign}?::numeric, ?), (?, ?, ?, null, ?, ${developerSign}?::numeric, ?)`,
+    [kind, m.transactionId, refundId, m.walletId, m.amount, m.currency, kind, m.transactionId, refundId, m.developerId, m.amount, m.currency],
   );
 }
 

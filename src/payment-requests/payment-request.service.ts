@@ -11,7 +11,7 @@ import { movePayment } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
 import { raw, type FilterQuery } from '@mikro-orm/core';
 import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
-import { paginate, type Page } from '../admin/pagination.js';
+import { paginate, rangeConditions, type Page, type RangeFilter } from '../admin/pagination.js';
 import { requireUuid } from '../uuid.js';
 import { completeIdempotencyRecord } from '../rest/idempotency.js';
 import { PaymentRequestResponse } from './payment-request.types.js';
@@ -139,18 +139,27 @@ export class PaymentRequestService {
     return pr;
   }
 
-  /** Requests newest first, filtered by the status clients see, developer and wallet (internal tools). */
+  /**
+   * Requests newest first (internal tools), filtered by the status clients see, developer,
+   * wallet, the wallet owner (`walletIds`, resolved by the accounts service), creation and
+   * amount ranges.
+   */
   list(
     em: EntityManager,
-    filter: { status?: PaymentRequestStatus | undefined; developerId?: string | undefined; walletId?: string | undefined },
+    filter: RangeFilter & { status?: PaymentRequestStatus | undefined; developerId?: string | undefined; walletId?: string | undefined },
+    walletIds: string[] | undefined,
     first?: number,
     after?: string,
   ): Promise<Page<PaymentRequest>> {
-    const where: FilterQuery<PaymentRequest> = {
-      ...(filter.status ? { [raw((alias) => effectiveStatusSql(alias))]: filter.status } : {}),
-      ...(filter.developerId ? { developerId: requireUuid(filter.developerId, 'developerId') } : {}),
-      ...(filter.walletId ? { walletId: filter.walletId } : {}),
-    };
+    const where = {
+      $and: [
+        filter.status ? { [raw((alias) => effectiveStatusSql(alias))]: filter.status } : {},
+        filter.developerId ? { developerId: requireUuid(filter.developerId, 'developerId') } : {},
+        filter.walletId ? { walletId: filter.walletId } : {},
+        walletIds ? { walletId: { $in: walletIds } } : {},
+        rangeConditions(filter),
+      ],
+    } as FilterQuery<PaymentRequest>;
     return paginate(em, PaymentRequest, where, first, after);
   }
 

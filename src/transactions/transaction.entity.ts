@@ -45,6 +45,10 @@ export class Transaction {
   @Property({ type: 'text' })
   currency!: string;
 
+  /** How much of `amount` operators have refunded so far (REFUNDED once it is all of it). */
+  @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
+  refundedAmount: string = '0.00';
+
   @Enum({ items: () => TransactionStatus, nativeEnumName: 'transaction_status' })
   status!: TransactionStatus;
 
@@ -65,4 +69,23 @@ export class Transaction {
 
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   updatedAt!: Date;
+}
+
+/** One refund of (part of) a transaction, by an operator. */
+@Entity({ tableName: 'refunds' })
+export class Refund {
+  @PrimaryKey({ type: 'uuid' })
+  id!: string;
+
+  @Property({ type: 'uuid' })
+  transactionId!: string;
+
+  @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
+  amount!: string;
+
+  @Property({ type: 'text' })
+  currency!: string;
+
+  @Property({ type: 'datetime', columnType: 'timestamptz' })
+  createdAt!: Date;
 }

@@ -1,12 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { randomInt } from 'node:crypto';
+import { randomInt, randomUUID } from 'node:crypto';
+import { parseAmount } from '../money.js';
 import { AppError, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
 import { moveRefund, type Movement } from '../ledger/ledger.js';
 import { Transaction, type TransactionStatus } from './transaction.entity.js';
-import { paginate, type Page } from '../admin/pagination.js';
+import { paginate, rangeConditions, type Page, type RangeFilter } from '../admin/pagination.js';
 import { writeEvent } from '../events/events.js';
 import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
+
+/** Largest refund a single call may ask for (the transaction's own amount bounds it anyway). */
+const MAX_REFUND = 1e12;
 
 const REFERENCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
@@ -48,24 +52,44 @@ export class TransactionService {
   }
 
   /**
-   * An operator's refund: COMPLETED → REFUNDED, the money back to the wallet and the
-   * `transaction.refunded` event, in one database transaction.
+   * An operator's refund of `amount` (all that is left when omitted) of a COMPLETED transaction,
+   * in one database transaction: the row is locked, the refund may not exceed what is left
+   * (REFUND_EXCEEDS_REMAINING; the CHECK constraint backs it), the developer's balance may not go
+   * below zero (INSUFFICIENT_FUNDS), the money goes back to the wallet as a ledger pair, and the
+   * transaction becomes REFUNDED when all of it has been refunded; each refund writes a
+   * `transaction.refunded` event in the same database transaction.
    */
-  async refund(em: EntityManager, id: string): Promise<Transaction> {
+  async refund(em: EntityManager, id: string, amount?: number | null): Promise<Transaction> {
     requireUuid(id);
+    const requested = amount === undefined || amount === null ? null : parseAmount(amount, MAX_REFUND);
     await em.transactional(async (tem) => {
-      const [tx] = await tem.execute<Array<Omit<Movement, 'transactionId'>>>(
-        `update transactions set status = 'REFUNDED', updated_at = now()
-          where id = ? and status = 'COMPLETED'
-          returning wallet_id as "walletId", developer_id as "developerId", amount, currency`,
-        [id],
+      const [tx] = await tem.execute<Array<Omit<Movement, 'transactionId' | 'amount'> & { status: string; remaining: string; fits: boolean }>>(
+        `select status, wallet_id as "walletId", developer_id as "developerId", currency,
+                (amount - refunded_amount)::text as remaining,
+                coalesce(?::numeric, amount - refunded_amount) <= amount - refunded_amount as fits
+           from transactions where id = ? for update`,
+        [requested, id],
       );
-      if (!tx) {
-        const [exists] = await tem.execute('select 1 from transactions where id = ?', [id]);
-        if (!exists) throw notFound('Transaction not found');
-        throw new AppError('CONFLICT', 'Only a COMPLETED transaction can be refunded');
-      }
-      await moveRefund(tem, { transactionId: id, ...tx });
+      if (!tx) throw notFound('Transaction not found');
+      if (tx.status !== 'COMPLETED') throw new AppError('CONFLICT', 'Only a COMPLETED transaction can be refunded');
+      if (!tx.fits) throw new AppError('REFUND_EXCEEDS_REMAINING', `At most ${tx.remaining} of this transaction can still be refunded`);
+      const refundAmount = requested ?? tx.remaining;
+      await tem.execute(
+        `update transactions
+            set refunded_amount = refunded_amount + ?::numeric,
+                status = case when refunded_amount + ?::numeric = amount then 'REFUNDED'::transaction_status else status end,
+                updated_at = now()
+          where id = ?`,
+        [refundAmount, refundAmount, id],
+      );
+      const refundId = randomUUID();
+      await tem.execute(`insert into refunds (id, transaction_id, amount, currency, created_at) values (?, ?, ?::numeric, ?, now())`, [
+        refundId,
+        id,
+        refundAmount,
+        tx.currency,
+      ]);
+      await moveRefund(tem, { transactionId: id, refundId, walletId: tx.walletId, developerId: tx.developerId, amount: refundAmount, currency: tx.currency });
       const refunded = await tem.findOneOrFail(Transaction, { id }, { refresh: true });
       const paymentRequest = await tem.findOneOrFail(PaymentRequest, { id: refunded.paymentRequestId });
       await writeEvent(tem, { type: 'transaction.refunded', paymentRequest, transaction: refunded });
@@ -73,10 +97,10 @@ export class TransactionService {
     return em.findOneOrFail(Transaction, { id }, { refresh: true });
   }
 
-  /** Transactions, newest first, filtered by status and developer (internal tools). */
+  /** Transactions, newest first, filtered by status, developer, wallet, creation and amount ranges (internal tools). */
   list(
     em: EntityManager,
-    filter: { status?: TransactionStatus | undefined; developerId?: string | undefined },
+    filter: RangeFilter & { status?: TransactionStatus | undefined; developerId?: string | undefined; walletId?: string | undefined },
     first?: number,
     after?: string,
   ): Promise<Page<Transaction>> {
@@ -86,6 +110,8 @@ export class TransactionService {
       {
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.developerId ? { developerId: requireUuid(filter.developerId, 'developerId') } : {}),
+        ...(filter.walletId ? { walletId: filter.walletId } : {}),
+        ...rangeConditions(filter),
       },
       first,
       after,

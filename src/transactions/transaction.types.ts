@@ -32,6 +32,9 @@ export class TransactionView {
   @Field(() => PaymentProvider)
   paymentProvider!: PaymentProvider;
 
+  @Field(() => Float, { description: 'How much of amount has been refunded (REFUNDED once it is all of it).' })
+  refundedAmount!: number;
+
   @Field(() => String, { description: 'WPAY + 12 digits + "-" + 6 of A-Z0-9, e.g. WPAY000000001234-X7K2QD.' })
   paymentReference!: string;
 
@@ -47,6 +50,7 @@ export class TransactionView {
       updatedAt: tx.updatedAt,
       paymentProvider: tx.paymentProvider,
       paymentReference: tx.paymentReference,
+      refundedAmount: toAmountNumber(tx.refundedAmount),
     });
   }
 }

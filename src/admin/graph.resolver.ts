@@ -1,0 +1,148 @@
+import { Arg, Authorized, Ctx, FieldResolver, Int, Resolver, Root } from 'type-graphql';
+import type { Context } from '../context.js';
+import { Role } from '../auth/authorization.js';
+import { toAmountNumber } from '../money.js';
+import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
+import { TransactionView } from '../transactions/transaction.types.js';
+import type { Wallet } from '../accounts/wallet.entity.js';
+import type { User } from '../accounts/user.entity.js';
+import type { LedgerEntry } from '../ledger/ledger-entry.entity.js';
+import type { Page } from './pagination.js';
+import {
+  DeveloperBalanceView,
+  DeveloperView,
+  LedgerEntryConnection,
+  LedgerEntryView,
+  PaymentRequestConnection,
+  RefundView,
+  SecretKeyView,
+  UserView,
+  WalletView,
+} from './admin.types.js';
+import { walletView } from './admin.resolver.js';
+
+const ledgerEntryView = (e: LedgerEntry): LedgerEntryView =>
+  Object.assign(new LedgerEntryView(), { ...e, id: String(e.id), amount: toAmountNumber(e.amount) });
+
+const mapPage = <A, B>(page: Page<A>, f: (a: A) => B): Page<B> => ({ nodes: page.nodes.map(f), nextCursor: page.nextCursor });
+
+/**
+ * The internal tools' graph: links between payment requests, wallets, users, developers,
+ * transactions, refunds and ledger entries. Every link is admin-only and goes through the
+ * operation's batch loaders (one query per level of a page, not per row).
+ */
+@Resolver(() => PaymentRequestView)
+export class PaymentRequestGraph {
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => WalletView, { description: 'Internal tools: the wallet asked.' })
+  async wallet(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<WalletView> {
+    const row = await ctx.loaders.paymentRequest.load(pr.id);
+    return walletView((await ctx.loaders.wallet.load(row!.walletId))!);
+  }
+
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => DeveloperView, { description: 'Internal tools: the developer that asked.' })
+  async developer(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<DeveloperView> {
+    const row = await ctx.loaders.paymentRequest.load(pr.id);
+    return (await ctx.loaders.developer.load(row!.developerId))!;
+  }
+
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => TransactionView, { nullable: true, description: 'Internal tools: the transaction of an APPROVED request.' })
+  async transaction(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<TransactionView | null> {
+    if (!pr.transactionId) return null;
+    const tx = await ctx.loaders.transaction.load(pr.transactionId);
+    return tx ? TransactionView.from(tx) : null;
+  }
+}
+
+@Resolver(() => TransactionView)
+export class TransactionGraph {
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => PaymentRequestView, { description: 'Internal tools: the payment request it paid.' })
+  async paymentRequest(@Root() tx: TransactionView, @Ctx() ctx: Context): Promise<PaymentRequestView> {
+    const row = await ctx.loaders.transaction.load(tx.id);
+    return PaymentRequestView.from((await ctx.loaders.paymentRequest.load(row!.paymentRequestId))!);
+  }
+
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => [LedgerEntryView], { description: 'Internal tools: its ledger entries (payment and refunds), oldest first.' })
+  async ledgerEntries(@Root() tx: TransactionView, @Ctx() ctx: Context): Promise<LedgerEntryView[]> {
+    return (await ctx.loaders.ledgerEntriesOfTransaction.load(tx.id)).map(ledgerEntryView);
+  }
+
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => [RefundView], { description: 'Internal tools: its refunds, oldest first.' })
+  async refunds(@Root() tx: TransactionView, @Ctx() ctx: Context): Promise<RefundView[]> {
+    return (await ctx.loaders.refundsOfTransaction.load(tx.id)).map((r) =>
+      Object.assign(new RefundView(), { id: r.id, amount: toAmountNumber(r.amount), currency: r.currency, createdAt: r.createdAt }),
+    );
+  }
+}
+
+@Authorized(Role.ADMIN)
+@Resolver(() => WalletView)
+export class WalletGraph {
+  @FieldResolver(() => UserView)
+  async user(@Root() wallet: WalletView, @Ctx() ctx: Context): Promise<UserView> {
+    return (await ctx.loaders.user.load(wallet.userId))!;
+  }
+
+  @FieldResolver(() => LedgerEntryConnection, { description: "The wallet's ledger entries, newest first." })
+  async ledgerEntries(
+    @Root() wallet: WalletView,
+    @Ctx() ctx: Context,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<LedgerEntryView>> {
+    return mapPage(await ctx.loaders.ledgerEntriesOfWallet.load({ parentId: wallet.walletId, first, after }), ledgerEntryView);
+  }
+
+  @FieldResolver(() => PaymentRequestConnection, { description: 'Payment requests made of this wallet, newest first.' })
+  async paymentRequests(
+    @Root() wallet: WalletView,
+    @Ctx() ctx: Context,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<PaymentRequestView>> {
+    return mapPage(await ctx.loaders.paymentRequestsOfWallet.load({ parentId: wallet.walletId, first, after }), PaymentRequestView.from);
+  }
+}
+
+@Authorized(Role.ADMIN)
+@Resolver(() => DeveloperView)
+export class DeveloperGraph {
+  @FieldResolver(() => [SecretKeyView], { description: 'Its secret keys (ids and state; the secrets are never stored).' })
+  async secretKeys(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<SecretKeyView[]> {
+    return (await ctx.loaders.secretKeysOfDeveloper.load(developer.id)).map((k) =>
+      Object.assign(new SecretKeyView(), { keyId: k.id, environment: k.environment, createdAt: k.createdAt, revokedAt: k.revokedAt }),
+    );
+  }
+
+  @FieldResolver(() => [DeveloperBalanceView], { description: 'Settlement balance per currency.' })
+  async balance(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<DeveloperBalanceView[]> {
+    return (await ctx.loaders.balancesOfDeveloper.load(developer.id)).map((b) =>
+      Object.assign(new DeveloperBalanceView(), { currency: b.currency, balance: toAmountNumber(b.balance) }),
+    );
+  }
+
+  @FieldResolver(() => PaymentRequestConnection, { description: 'Its payment requests, newest first.' })
+  async paymentRequests(
+    @Root() developer: DeveloperView,
+    @Ctx() ctx: Context,
+    @Arg('first', () => Int, { nullable: true }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<Page<PaymentRequestView>> {
+    return mapPage(await ctx.loaders.paymentRequestsOfDeveloper.load({ parentId: developer.id, first, after }), PaymentRequestView.from);
+  }
+}
+
+@Authorized(Role.ADMIN)
+@Resolver(() => UserView)
+export class UserGraph {
+  @FieldResolver(() => WalletView, { nullable: true })
+  async wallet(@Root() user: UserView | User, @Ctx() ctx: Context): Promise<WalletView | null> {
+    const wallet: Wallet | null = await ctx.loaders.walletOfUser.load(user.id);
+    return wallet ? walletView(wallet) : null;
+  }
+}

@@ -1,0 +1,69 @@
+import DataLoader from 'dataloader';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { EntityName } from '@mikro-orm/core';
+import { Wallet } from '../accounts/wallet.entity.js';
+import { User } from '../accounts/user.entity.js';
+import { Developer } from '../developers/developer.entity.js';
+import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
+import { Refund, Transaction } from '../transactions/transaction.entity.js';
+import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
+import { SecretKey } from '../auth/secret-key.entity.js';
+import { childPageLoader } from './pagination.js';
+
+/** A developer's settlement balance in one currency. */
+export interface DeveloperBalanceRow {
+  developerId: string;
+  currency: string;
+  balance: string;
+}
+
+/**
+ * Per-operation batch loaders for the internal tools' graph: every field that follows a link
+ * (a payment request's wallet, a wallet's user, …) asks its loader, and each loader answers all
+ * the ids one level of a page asked for with one query, so a nested page costs one query per
+ * level instead of one per row (N+1).
+ */
+export function createLoaders(em: EntityManager) {
+  const byId = <T extends { id: string }>(entity: EntityName<T>) =>
+    new DataLoader<string, T | null>(async (ids) => {
+      const rows = await em.find(entity, { id: { $in: [...ids] } } as never);
+      const found = new Map(rows.map((r) => [r.id, r]));
+      return ids.map((id) => found.get(id) ?? null);
+    });
+  const groupedBy = <T extends object>(entity: EntityName<T>, key: keyof T & string, orderBy: Record<string, 'asc' | 'desc'>) =>
+    new DataLoader<string, T[]>(async (ids) => {
+      const rows = await em.find(entity, { [key]: { $in: [...ids] } } as never, { orderBy: orderBy as never });
+      const groups = new Map<string, T[]>(ids.map((id) => [id, []]));
+      for (const row of rows) groups.get(String(row[key]))?.push(row);
+      return ids.map((id) => groups.get(id)!);
+    });
+  return {
+    wallet: byId(Wallet),
+    user: byId(User),
+    developer: byId(Developer),
+    paymentRequest: byId(PaymentRequest),
+    transaction: byId(Transaction),
+    walletOfUser: new DataLoader<string, Wallet | null>(async (userIds) => {
+      const rows = await em.find(Wallet, { userId: { $in: [...userIds] } });
+      const found = new Map(rows.map((w) => [w.userId, w]));
+      return userIds.map((id) => found.get(id) ?? null);
+    }),
+    paymentRequestsOfWallet: childPageLoader(em, PaymentRequest, 'payment_requests', 'wallet_id'),
+    paymentRequestsOfDeveloper: childPageLoader(em, PaymentRequest, 'payment_requests', 'developer_id'),
+    ledgerEntriesOfWallet: childPageLoader(em, LedgerEntry, 'ledger_entries', 'wallet_id'),
+    refundsOfTransaction: groupedBy(Refund, 'transactionId', { createdAt: 'asc' }),
+    ledgerEntriesOfTransaction: groupedBy(LedgerEntry, 'transactionId', { id: 'asc' }),
+    secretKeysOfDeveloper: groupedBy(SecretKey, 'developerId', { createdAt: 'desc' }),
+    balancesOfDeveloper: new DataLoader<string, DeveloperBalanceRow[]>(async (developerIds) => {
+      const rows = await em.execute<Array<{ developer_id: string; currency: string; balance: string }>>(
+        `select developer_id, currency, balance from developer_balances where developer_id = any(array[?]::uuid[]) order by currency`,
+        [[...developerIds]],
+      );
+      return developerIds.map((id) =>
+        rows.filter((r) => r.developer_id === id).map((r) => ({ developerId: id, currency: r.currency, balance: r.balance })),
+      );
+    }),
+  };
+}
+
+export type Loaders = ReturnType<typeof createLoaders>;
