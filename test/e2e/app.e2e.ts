@@ -68,10 +68,10 @@ describe('GET /app in development', () => {
     await expect(page.locator('#balance').textContent()).resolves.toBe('100.00');
     await expect(page.locator('#empty').isVisible()).resolves.toBe(true);
 
-    const created = Date.now();
     const { paymentRequestId: id } = await requestPayment(app, sk, user.walletId, 12.5, 'Two flat whites');
+    const created = Date.now();
     await card(page, id).waitFor({ timeout: ARRIVAL_MS });
-    process.stderr.write(`[e2e] payment request on the page ${Date.now() - created} ms after the REST call started\n`);
+    process.stderr.write(`[e2e] payment request on the page ${Date.now() - created} ms after request-payment answered\n`);
 
     const text = await card(page, id).innerText();
     expect(text).toContain('Corner Café');

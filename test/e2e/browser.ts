@@ -33,9 +33,9 @@ export interface PageProblems {
   cspViolations: string[];
 }
 
-/** A phone-sized page that records its errors and CSP violations. */
-export async function phonePage(browser: Browser, width = 390, height = 844): Promise<{ page: Page; problems: PageProblems }> {
-  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+/** A page (phone-sized and mobile unless told otherwise) that records its errors and CSP violations. */
+export async function phonePage(browser: Browser, width = 390, height = 844, mobile = true): Promise<{ page: Page; problems: PageProblems }> {
+  const context = await browser.newContext({ viewport: { width, height }, deviceScaleFactor: mobile ? 2 : 1, isMobile: mobile, hasTouch: mobile });
   const page = await context.newPage();
   const problems: PageProblems = { errors: [], cspViolations: [] };
   page.on('pageerror', (err) => problems.errors.push(err.message));
