@@ -106,10 +106,23 @@ export function describeError(err: unknown): ErrorReply {
   if (typeof status === 'number' && status >= 400 && status < 500 && (e as { expose?: unknown }).expose) {
     return { statusCode: status, message: httpMessage(status), code: 'BAD_USER_INPUT', headers: {}, kind: 'expected', cause: e };
   }
+  if (isInvalidValue(e)) {
+    return { statusCode: 400, message: 'Invalid value in the request', code: 'BAD_USER_INPUT', headers: {}, kind: 'expected', cause: e };
+  }
   if (isDatabaseUnavailable(e)) {
     return { statusCode: 503, message: UNAVAILABLE_MESSAGE, code: 'SERVICE_UNAVAILABLE', headers: {}, kind: 'unavailable', cause: e };
   }
   return { statusCode: 500, message: INTERNAL_MESSAGE, code: 'INTERNAL_SERVER_ERROR', headers: {}, kind: 'unexpected', cause: e };
+}
+
+/**
+ * PostgreSQL data exceptions that only a client's value can cause in our fixed statements: a NUL
+ * character (22021), text that is no valid number/uuid/date (22P02, 22007, 22008) or a number out
+ * of range (22003). A safety net behind each door's own validation: the call changes nothing.
+ */
+function isInvalidValue(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && ['22021', '22P02', '22007', '22008', '22003'].includes(code);
 }
 
 /** True when an error (or its cause) means the database cannot be reached right now. */

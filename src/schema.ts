@@ -10,6 +10,7 @@ import { PaymentRequestSubscriptions } from './payment-requests/payment-request.
 import { createPubSub } from '@graphql-yoga/subscription';
 import { authChecker } from './auth/authorization.js';
 import { rootFieldGate } from './graphql/root-fields.js';
+import { refuseNulArguments } from './graphql/text-arguments.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
@@ -23,8 +24,8 @@ export function getSchema(): Promise<GraphQLSchema> {
     validate: false,
     // Every `@Authorized(Role…)` is decided here; refusals are our own UNAUTHENTICATED/FORBIDDEN errors.
     authChecker,
-    // Root fields: one rate-limit point each, and a bounded share of the pool per operation.
-    globalMiddlewares: [rootFieldGate],
+    // No NUL reaches PostgreSQL text; root fields: one rate-limit point each, and a bounded share of the pool per operation.
+    globalMiddlewares: [refuseNulArguments, rootFieldGate],
     emitSchemaFile: false,
   });
   return built;

@@ -70,6 +70,7 @@ export class PaymentRequestFilter {
   @Field(() => Date, { nullable: true, description: 'Created before.' }) createdTo?: Date;
   @Field(() => Float, { nullable: true }) amountMin?: number;
   @Field(() => Float, { nullable: true }) amountMax?: number;
+  @Field(() => String, { nullable: true, description: "The merchant's own reference, exactly." }) reference?: string;
 }
 
 @InputType('TransactionFilter')

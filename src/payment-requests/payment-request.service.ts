@@ -141,12 +141,17 @@ export class PaymentRequestService {
 
   /**
    * Requests newest first (internal tools), filtered by the status clients see, developer,
-   * wallet, the wallet owner (`walletIds`, resolved by the accounts service), creation and
-   * amount ranges.
+   * wallet, the wallet owner (`walletIds`, resolved by the accounts service), the merchant's
+   * reference, creation and amount ranges.
    */
   list(
     em: EntityManager,
-    filter: RangeFilter & { status?: PaymentRequestStatus | undefined; developerId?: string | undefined; walletId?: string | undefined },
+    filter: RangeFilter & {
+      status?: PaymentRequestStatus | undefined;
+      developerId?: string | undefined;
+      walletId?: string | undefined;
+      reference?: string | undefined;
+    },
     walletIds: string[] | undefined,
     first?: number,
     after?: string,
@@ -157,6 +162,7 @@ export class PaymentRequestService {
         filter.developerId ? { developerId: requireUuid(filter.developerId, 'developerId') } : {},
         filter.walletId ? { walletId: filter.walletId } : {},
         walletIds ? { walletId: { $in: walletIds } } : {},
+        filter.reference !== undefined ? { reference: filter.reference } : {},
         rangeConditions(filter),
       ],
     } as FilterQuery<PaymentRequest>;

@@ -13,8 +13,8 @@ afterAll(async () => {
 });
 
 /** Creates and approves a payment of `amount`; returns the request and transaction ids. */
-async function paid(dev: { secretKey: string }, user: { walletId: string; token: string }, amount: number) {
-  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, amount);
+async function paid(dev: { secretKey: string }, user: { walletId: string; token: string }, amount: number, reference?: string) {
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, amount, reference ? { reference } : {});
   const res = await approve(app.baseUrl, user.token, id);
   return { id, tx: res.body.data.approvePaymentRequest.transactionId as string };
 }
@@ -110,7 +110,9 @@ describe('the navigable graph', () => {
     const f = factories(app);
     const dev = await f.developer('Graph Shop');
     const user = await f.user({ balance: 60 });
-    const { id, tx } = await paid(dev, user, 12.5);
+    const { id, tx } = await paid(dev, user, 12.5, `order-${user.username}`);
+    const refOnly = await gql(app.baseUrl, `{ paymentRequests(filter: { reference: "order-${user.username}" }) { nodes { id reference } } }`, {}, admin);
+    expect(refOnly.body.data.paymentRequests.nodes).toEqual([{ id, reference: `order-${user.username}` }]);
     for (const filter of [{ phone: user.phone }, { phone: user.phone.replace(/^0/, '') }, { username: user.username.toUpperCase() }, { userId: user.userId }]) {
       const res = await gql(
         app.baseUrl,
@@ -137,6 +139,10 @@ describe('the navigable graph', () => {
     expect(outside.body.data.paymentRequests.nodes).toEqual([]);
     const future = await gql(app.baseUrl, `{ paymentRequests(filter: { walletId: "${user.walletId}", createdFrom: "2999-01-01T00:00:00Z" }) { nodes { id } } }`, {}, admin);
     expect(future.body.data.paymentRequests.nodes).toEqual([]);
+    const byReference = await gql(app.baseUrl, `{ paymentRequests(filter: { reference: "order-${id}" }) { nodes { id } } }`, {}, admin);
+    expect(byReference.body.data.paymentRequests.nodes).toEqual([]);
+    const withNul = await gql(app.baseUrl, 'query($r: String) { paymentRequests(filter: { reference: $r }) { nodes { id } } }', { r: 'a\u0000b' }, admin);
+    expect(withNul.body.errors[0].extensions).toEqual({ code: 'BAD_USER_INPUT', statusCode: 400 });
     const users = await gql(app.baseUrl, `{ users(filter: { username: "${user.username}" }) { nodes { id username wallet { walletId } } } }`, {}, admin);
     expect(users.body.data.users.nodes).toEqual([{ id: user.userId, username: user.username, wallet: { walletId: user.walletId } }]);
   });
