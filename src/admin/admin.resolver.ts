@@ -7,7 +7,7 @@ import { PaymentRequestView } from '../payment-requests/payment-request.types.js
 import { TransactionView } from '../transactions/transaction.types.js';
 import { issueSecretKey, revokeSecretKey } from '../auth/secret-keys.js';
 import { toAmountNumber } from '../money.js';
-import type { Page } from './pagination.js';
+import { mapPage, type Page } from './pagination.js';
 import type {
   UserView} from './admin.types.js';
 import {
@@ -41,7 +41,6 @@ export const walletView = (w: Wallet): WalletView =>
     updatedAt: w.updatedAt,
   });
 
-const mapPage = <A, B>(page: Page<A>, f: (a: A) => B): Page<B> => ({ nodes: page.nodes.map(f), nextCursor: page.nextCursor });
 
 /**
  * Internal tools (admin token): accounts, keys, money operations and cursor-paginated lists,

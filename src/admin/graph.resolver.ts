@@ -7,7 +7,7 @@ import { TransactionView } from '../transactions/transaction.types.js';
 import type { Wallet } from '../accounts/wallet.entity.js';
 import type { User } from '../accounts/user.entity.js';
 import type { LedgerEntry } from '../ledger/ledger-entry.entity.js';
-import type { Page } from './pagination.js';
+import { mapPage, type Page } from './pagination.js';
 import {
   DeveloperBalanceView,
   DeveloperView,
@@ -24,7 +24,6 @@ import { walletView } from './admin.resolver.js';
 const ledgerEntryView = (e: LedgerEntry): LedgerEntryView =>
   Object.assign(new LedgerEntryView(), { ...e, id: String(e.id), amount: toAmountNumber(e.amount) });
 
-const mapPage = <A, B>(page: Page<A>, f: (a: A) => B): Page<B> => ({ nodes: page.nodes.map(f), nextCursor: page.nextCursor });
 
 /**
  * The internal tools' graph: links between payment requests, wallets, users, developers,

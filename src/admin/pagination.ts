@@ -39,6 +39,9 @@ function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   }
 }
 
+/** The same page with each node mapped (an entity into its GraphQL view). */
+export const mapPage = <A, B>(page: Page<A>, f: (a: A) => B): Page<B> => ({ nodes: page.nodes.map(f), nextCursor: page.nextCursor });
+
 /** The page size asked for, bounded (1–200, default 50). */
 function pageSize(first: number | undefined): number {
   const limit = first ?? 50;
