@@ -93,7 +93,9 @@ async function waitUp(url) {
   throw new Error(`${url} did not come up`);
 }
 const gatewayPort = await freePort();
-const gateway = start(['dist/src/main.js'], {
+// BENCH_GATEWAY_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", to profile the gateway under this load.
+const gatewayArgs = (process.env.BENCH_GATEWAY_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const gateway = start([...gatewayArgs, 'dist/src/main.js'], {
   PORT: String(gatewayPort),
   WEB_CONCURRENCY: String(WORKERS),
   DB_POOL_MAX: String(POOL),
@@ -323,6 +325,7 @@ console.log(`\n${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), Node ${proces
 console.log(rows.join('\n'));
 void wsMet;
 for (const c of children) c.kill('SIGTERM');
+await Promise.all(children.map((c) => (c.exitCode === null ? new Promise((r) => c.once('exit', r)) : undefined)));
 await rm(probeDir, { recursive: true, force: true });
 await rm(scriptDir, { recursive: true, force: true });
 process.exit(0);

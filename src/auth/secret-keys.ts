@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createSecretKey, randomUUID, timingSafeEqual, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify, decodeProtectedHeader } from 'jose';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -52,9 +52,19 @@ export async function revokeSecretKey(em: EntityManager, keyId: string): Promise
   return { keyId, revokedAt: key.revokedAt };
 }
 
-interface CachedKey {
+/** A key as last read from the database. */
+interface StoredKey {
+  /** When the read began (epoch ms): the entry is as old as that. */
+  readAt: number;
   developerId: string;
   keyHash: Buffer;
+  revoked: boolean;
+}
+
+/** A presented key that passed every check, remembered by the SHA-256 of the full key. */
+interface VerifiedKey {
+  developerId: string;
+  keyId: string;
   revoked: boolean;
   fetchedAt: number;
 }
@@ -70,13 +80,17 @@ export type KeyRejection =
   | 'wrong_environment';
 
 /**
- * Verifies secret keys. The stored row of a key is cached for `keyCacheTtlMs` (≤ 5 s), so
- * most requests cost no database round trip and a revocation is seen by every instance in time.
+ * Verifies secret keys. A key that passed every check (signature, environment, the stored
+ * SHA-256, the developer) is remembered by the SHA-256 of the full key for `keyCacheTtlMs`
+ * (≤ 4 s): a repeat costs one hash and a map look-up — no JWT verification, no database round
+ * trip — and a revocation is seen by every instance within that time (the row is read again
+ * after it). Only a byte-for-byte identical key hits the cache, so a forged or altered key
+ * always takes the full path. The HMAC key is imported once.
  */
 export class SecretKeyVerifier {
-  private readonly cache = new Map<string, CachedKey>();
-  private readonly inflight = new Map<string, Promise<CachedKey | null>>();
-  private readonly secret: Uint8Array;
+  private readonly verified = new Map<string, VerifiedKey>();
+  private readonly inflight = new Map<string, Promise<StoredKey | null>>();
+  private readonly secret: KeyObject;
   private static readonly MAX_ENTRIES = 10_000;
 
   constructor(
@@ -84,12 +98,14 @@ export class SecretKeyVerifier {
     private readonly forkEm: () => EntityManager,
     private readonly log: Logger,
   ) {
-    this.secret = new TextEncoder().encode(config.keySigningSecret);
+    this.secret = createSecretKey(Buffer.from(config.keySigningSecret, 'utf8'));
   }
 
   /** Returns the developer behind a key, or throws 401 `Invalid secret key`. */
   async verify(secretKey: string, log: Logger = this.log): Promise<{ developerId: string; keyId: string }> {
-    const result = await this.check(secretKey);
+    const hash = sha256Hex(secretKey);
+    const hit = this.verified.get(hash);
+    const result = hit && Date.now() - hit.fetchedAt < this.config.keyCacheTtlMs ? this.answer(hit) : await this.check(secretKey, hash);
     if ('reason' in result) {
       log.info({ reason: result.reason }, 'secret key rejected');
       throw new AppError('UNAUTHENTICATED', 'Invalid secret key');
@@ -99,10 +115,14 @@ export class SecretKeyVerifier {
 
   /** Forgets a cached key (after a revocation on this instance). */
   forget(keyId: string): void {
-    this.cache.delete(keyId);
+    for (const [hash, entry] of this.verified) if (entry.keyId === keyId) this.verified.delete(hash);
   }
 
-  private async check(secretKey: string): Promise<{ developerId: string; keyId: string } | { reason: KeyRejection }> {
+  private answer(entry: VerifiedKey): { developerId: string; keyId: string } | { reason: KeyRejection } {
+    return entry.revoked ? { reason: 'revoked' } : { developerId: entry.developerId, keyId: entry.keyId };
+  }
+
+  private async check(secretKey: string, hash: string): Promise<{ developerId: string; keyId: string } | { reason: KeyRejection }> {
     if (!secretKey.startsWith(this.config.keyPrefix)) {
       return { reason: /^sk_(test|live)_/.test(secretKey) ? 'wrong_environment' : 'wrong_prefix' };
     }
@@ -123,18 +143,21 @@ export class SecretKeyVerifier {
     }
     const stored = await this.lookup(keyId);
     if (!stored) return { reason: 'unknown_key' };
-    const presented = Buffer.from(sha256Hex(secretKey), 'hex');
-    if (!timingSafeEqual(presented, stored.keyHash) || stored.developerId !== developerId) {
+    if (!timingSafeEqual(Buffer.from(hash, 'hex'), stored.keyHash) || stored.developerId !== developerId) {
       return { reason: 'hash_mismatch' };
     }
-    if (stored.revoked) return { reason: 'revoked' };
-    return { developerId, keyId };
+    const entry: VerifiedKey = { developerId, keyId, revoked: stored.revoked, fetchedAt: stored.readAt };
+    if (this.verified.size >= SecretKeyVerifier.MAX_ENTRIES) {
+      const oldest = this.verified.keys().next().value;
+      if (oldest !== undefined) this.verified.delete(oldest);
+    }
+    this.verified.delete(hash);
+    this.verified.set(hash, entry);
+    return this.answer(entry);
   }
 
-  private async lookup(keyId: string): Promise<CachedKey | null> {
-    const now = Date.now();
-    const hit = this.cache.get(keyId);
-    if (hit && now - hit.fetchedAt < this.config.keyCacheTtlMs) return hit;
+  /** The stored row of a key; concurrent misses of one key share one read. */
+  private lookup(keyId: string): Promise<StoredKey | null> {
     let pending = this.inflight.get(keyId);
     if (!pending) {
       pending = this.fetch(keyId).finally(() => this.inflight.delete(keyId));
@@ -143,21 +166,10 @@ export class SecretKeyVerifier {
     return pending;
   }
 
-  private async fetch(keyId: string): Promise<CachedKey | null> {
-    const row = await this.forkEm().findOne(SecretKey, { id: keyId });
+  private async fetch(keyId: string): Promise<StoredKey | null> {
+    const readAt = Date.now();
+    const row = await this.forkEm().findOne(SecretKey, { id: keyId }, { disableIdentityMap: true });
     if (!row) return null;
-    const entry: CachedKey = {
-      developerId: row.developerId,
-      keyHash: Buffer.from(row.keyHash, 'hex'),
-      revoked: row.revokedAt !== null,
-      fetchedAt: Date.now(),
-    };
-    if (this.cache.size >= SecretKeyVerifier.MAX_ENTRIES) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
-    this.cache.delete(keyId);
-    this.cache.set(keyId, entry);
-    return entry;
+    return { readAt, developerId: row.developerId, keyHash: Buffer.from(row.keyHash, 'hex'), revoked: row.revokedAt !== null };
   }
 }

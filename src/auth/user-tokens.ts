@@ -1,6 +1,18 @@
+import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+
+/** The HMAC keys, imported once per secret (jose would import a byte array on every call). */
+const hmacKeys = new Map<string, KeyObject>();
+function hmacKey(secret: string): KeyObject {
+  let key = hmacKeys.get(secret);
+  if (!key) {
+    key = createSecretKey(Buffer.from(secret, 'utf8'));
+    hmacKeys.set(secret, key);
+  }
+  return key;
+}
 
 /** Mints a user access token (HS256, `sub` = user id). The wallet's identity service does this in production. */
 export async function mintUserToken(config: Config, userId: string, ttlSeconds = 3600): Promise<string> {
@@ -23,7 +35,7 @@ export async function verifyUserToken(config: Config, token: string): Promise<st
  */
 export async function verifyUserTokenClaims(config: Config, token: string): Promise<{ userId: string; expiresAt: number }> {
   try {
-    const { payload } = await jwtVerify(token, new TextEncoder().encode(config.userTokenSecret), {
+    const { payload } = await jwtVerify(token, hmacKey(config.userTokenSecret), {
       algorithms: ['HS256'],
       requiredClaims: ['exp', 'sub'],
     });

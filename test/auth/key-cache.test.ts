@@ -29,3 +29,25 @@ test('a verified key is served from the cache: one secret_keys read for many req
   }
   expect(sql.filter((s) => s.includes('secret_keys'))).toHaveLength(1);
 });
+
+test('the cache answers only the byte-identical key: a cached key altered anywhere is still refused', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user();
+  const path = `/api/v1/account/${user.username}`;
+  expect((await http(app.baseUrl, path, { token: dev.secretKey })).status).toBe(200); // cached now
+  const flip = (s: string, i: number): string => s.slice(0, i) + (s[i] === 'A' ? 'B' : 'A') + s.slice(i + 1);
+  const [header, payload, signature] = dev.secretKey.split('.') as [string, string, string];
+  const altered = [
+    flip(dev.secretKey, dev.secretKey.length - 1),
+    `${header}.${payload}.${flip(signature, 3)}`,
+    `${header}.${flip(payload, 5)}.${signature}`,
+    `${dev.secretKey} `.trim() + '=',
+  ];
+  for (const token of altered) {
+    const res = await http(app.baseUrl, path, { token });
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ statusCode: 401, message: 'Invalid secret key' });
+  }
+  expect((await http(app.baseUrl, path, { token: dev.secretKey })).status).toBe(200);
+});
