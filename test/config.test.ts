@@ -4,11 +4,11 @@
  * reported with the name of its variable. Also the process level: `node dist/src/main.js`.
  */
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, DEV_DEFAULTS, loadConfig, type Config } from '../src/config.js';
+import { migratedDataDir } from './helpers/db.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -184,7 +184,7 @@ describe('invalid values name their variable', () => {
 describe('the process (node dist/src/main.js)', () => {
   let dataDir: string;
   beforeAll(async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), 'wg-config-'));
+    dataDir = await migratedDataDir('wg-config-');
   });
   afterAll(async () => {
     await rm(dataDir, { recursive: true, force: true });

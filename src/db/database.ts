@@ -16,6 +16,11 @@ export interface DatabaseOptions {
   migrate?: boolean;
   /** Where the driver's own messages go (e.g. "Connection Error"); without it, the console. */
   logger?: Logger;
+  /**
+   * A data-directory tarball (PGlite `dumpDataDir`) the embedded database starts from instead of
+   * an empty one: the tests migrate one database per run and give every file a copy of it.
+   */
+  loadDataDir?: Blob;
 }
 
 /** The query builder's logger routed to pino: one JSON line, first line of the message only (no stack, no SQL). */
@@ -49,7 +54,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     if (!dir.startsWith('memory://')) await mkdir(dir, { recursive: true });
     url = dir.startsWith('memory://') ? undefined : await runningEmbeddedUrl(dir);
     if (!url) {
-      embedded = await startEmbeddedPostgres(dir, poolMax + 10);
+      embedded = await startEmbeddedPostgres(dir, poolMax + 10, opts.loadDataDir);
       url = embedded.url;
     }
   }

@@ -18,9 +18,10 @@ const INFO_FILE = 'embedded.json';
  * an open transaction to its own connection, so connections see the usual isolation.
  * For an on-disk database it writes `embedded.json` beside the files so that other processes
  * (the CLI while `npm start` runs) connect to this server instead of opening the files twice.
+ * `loadDataDir` (a `dumpDataDir` tarball) seeds a new data directory with its contents.
  */
-export async function startEmbeddedPostgres(dataDir: string, maxConnections: number): Promise<EmbeddedPostgres> {
-  const db = await PGlite.create(dataDir);
+export async function startEmbeddedPostgres(dataDir: string, maxConnections: number, loadDataDir?: Blob): Promise<EmbeddedPostgres> {
+  const db = await PGlite.create(dataDir, loadDataDir ? { loadDataDir } : {});
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections });
   await server.start();
   const url = `postgresql://postgres@${server.getServerConn()}/postgres`;

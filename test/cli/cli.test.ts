@@ -18,7 +18,7 @@ import { decodeJwt } from 'jose';
 import { openDatabase } from '../../src/db/database.js';
 import { verifyUserToken } from '../../src/auth/user-tokens.js';
 import { factories, http, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
 
 const EMBEDDED = process.env.TEST_DATABASE_URL === undefined;
@@ -118,7 +118,7 @@ describe('beside a running gateway on the same database', () => {
 
   beforeAll(async () => {
     if (EMBEDDED) {
-      dataDir = await mkdtemp(path.join(tmpdir(), 'wg-cli-shared-'));
+      dataDir = await migratedDataDir('wg-cli-shared-');
       // This process serves the directory (and announces it in embedded.json); the CLI connects to it.
       const db = await openDatabase({ dataDir, poolMax: 10 });
       database = { db, url: undefined, close: () => db.close() };

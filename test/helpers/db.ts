@@ -1,23 +1,54 @@
 import { randomBytes } from 'node:crypto';
+import { cp, mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 
 /** A fresh, migrated database for one test file, dropped on close. */
 export interface TestDatabase {
   db: Database;
-  /** Connection URL (null for the embedded one). */
+  /** Connection URL (undefined for the embedded one). */
   url: string | undefined;
   close(): Promise<void>;
 }
 
+/** Whether the tests run on a PostgreSQL server (TEST_DATABASE_URL) rather than the embedded one. */
+export const ON_SERVER = Boolean(process.env.TEST_DATABASE_URL);
+
+/**
+ * A `describe` block that needs a PostgreSQL server: transactions racing on several
+ * connections, a LISTEN connection to cut. The embedded database serves one connection, on
+ * which such tests pass without proving anything, so there the block is skipped and its title
+ * says why (the run's summary lists it; see skipped-reporter.ts).
+ */
+export function describeOnServer(title: string, why: string, fn: () => void): void {
+  if (ON_SERVER) describe(title, fn);
+  else describe.skip(`${title} [skipped: needs TEST_DATABASE_URL, ${why}]`, fn);
+}
+
+/** Why a race test proves nothing on the embedded database. */
+export const ONE_CONNECTION = 'the embedded database runs one transaction at a time, so nothing can race';
+
+/**
+ * The migrated embedded database global-setup.ts prepared for this run: `pg/` (a data
+ * directory) and `pg.tar` (the same as a PGlite `dumpDataDir` tarball).
+ */
+function embeddedTemplate(): string {
+  const dir = process.env.WG_TEST_EMBEDDED_TEMPLATE;
+  if (!dir) throw new Error('WG_TEST_EMBEDDED_TEMPLATE is not set: run the tests through jest (test/helpers/global-setup.ts prepares it)');
+  return dir;
+}
+
 /**
  * On TEST_DATABASE_URL (CI: the machine's PostgreSQL) a new database is created per test file
- * and dropped afterwards; without it an in-memory embedded PostgreSQL (PGlite) is used.
+ * and dropped afterwards; without it an in-memory embedded PostgreSQL (PGlite) starts from a copy
+ * of the database migrated once per run (the migrator then finds nothing to do).
  */
 export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
-    const db = await openDatabase({ dataDir: 'memory://', poolMax });
+    const db = await openDatabase({ dataDir: 'memory://', poolMax, loadDataDir: await migratedSnapshot() });
     return { db, url: undefined, close: () => db.close() };
   }
   const name = `wg_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -39,4 +70,20 @@ export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
       await c.end();
     },
   };
+}
+
+/** This run's migrated database as a PGlite `loadDataDir` tarball, for an in-memory PGlite. */
+export async function migratedSnapshot(): Promise<Blob> {
+  return new Blob([await readFile(path.join(embeddedTemplate(), 'pg.tar'))]);
+}
+
+/**
+ * A new temporary DATA_DIR whose embedded database is already migrated (a copy of this run's
+ * template), for tests that hand a process (`dist/src/main.js`, the CLI) its own directory
+ * without waiting for PostgreSQL to initialise there. The caller removes it.
+ */
+export async function migratedDataDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), prefix));
+  await cp(path.join(embeddedTemplate(), 'pg'), path.join(dir, 'pg'), { recursive: true });
+  return dir;
 }

@@ -1,26 +1,101 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+
+// Self-contained on purpose: Jest loads this file outside the test module system (no
+// moduleNameMapper), so it imports only Node built-ins and packages, and runs the gateway's
+// code from the dist/ it has just built.
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The variable through which the test files find the migrated template (see ./db.ts). */
+const TEMPLATE_VAR = 'WG_TEST_EMBEDDED_TEMPLATE';
 
 /**
- * Jest globalSetup: compiles the sources into dist/ once before the suite, so the tests that
- * spawn the CLI (`bin/wallet-gateway.js`) or `dist/src/main.js` never run a stale build.
- * Type errors are reported (tsc still emits; `npm run typecheck` is the gate for them); a build
- * that produces no entry points fails the run.
+ * Jest globalSetup:
+ * 1. compiles the sources into dist/ once, so the tests that spawn the CLI
+ *    (`bin/wallet-gateway.js`) or `dist/src/main.js` never run a stale build (type errors are
+ *    reported, tsc still emits; `npm run typecheck` is their gate; a build without entry points
+ *    fails the run);
+ * 2. provides a migrated embedded database once per run (cached between runs while the
+ *    migrations do not change), so each test file (and each process test's DATA_DIR) starts
+ *    from a copy instead of initialising PostgreSQL and migrating it again (~20 s a file).
  */
-export default function globalSetup(): void {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export default async function globalSetup(): Promise<void> {
+  build();
+  process.env[TEMPLATE_VAR] = await embeddedTemplate();
+}
+
+function build(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const started = Date.now();
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
   if (result.error) throw result.error;
   if (result.status !== 0) {
     process.stderr.write(`\n[global-setup] tsc -p tsconfig.build.json reported errors (dist was still emitted):\n${result.stdout}${result.stderr}\n`);
   }
   for (const entry of ['dist/src/main.js', 'dist/src/cli/main.js']) {
-    if (!existsSync(path.join(root, entry))) throw new Error(`[global-setup] the build did not produce ${entry}`);
+    if (!existsSync(path.join(ROOT, entry))) throw new Error(`[global-setup] the build did not produce ${entry}`);
   }
   process.stderr.write(`[global-setup] built dist/ in ${Date.now() - started} ms\n`);
+}
+
+/**
+ * A directory holding `pg/` (a migrated PGlite data directory, for tests that give a process a
+ * DATA_DIR) and `pg.tar` (the same as a `dumpDataDir` tarball, for in-process databases).
+ * Created by the CLI's own `migrate` on an empty DATA_DIR, the way a first `npm start` does, and
+ * kept under node_modules/.cache keyed by the migrations and the PGlite version.
+ */
+async function embeddedTemplate(): Promise<string> {
+  const cacheRoot = path.join(ROOT, 'node_modules', '.cache', 'wallet-gateway-tests');
+  const dir = path.join(cacheRoot, `embedded-${templateKey()}`);
+  if (existsSync(path.join(dir, 'pg.tar'))) {
+    process.stderr.write(`[global-setup] migrated embedded database: reusing ${path.relative(ROOT, dir)}\n`);
+    return dir;
+  }
+  const started = Date.now();
+  await mkdir(cacheRoot, { recursive: true });
+  const work = await mkdtemp(path.join(cacheRoot, 'tmp-'));
+  try {
+    const migrate = spawnSync(process.execPath, ['dist/src/cli/main.js', 'migrate'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, APP_ENV: 'development', LOG_LEVEL: 'silent', DATA_DIR: work },
+    });
+    if (migrate.error) throw migrate.error;
+    if (migrate.status !== 0) throw new Error(`[global-setup] migrate on an empty DATA_DIR failed (${migrate.status}):\n${migrate.stdout}${migrate.stderr}`);
+    const pg = await PGlite.create(path.join(work, 'pg'));
+    try {
+      const dump = await pg.dumpDataDir('none');
+      await writeFile(path.join(work, 'pg.tar'), Buffer.from(await dump.arrayBuffer()));
+    } finally {
+      await pg.close();
+    }
+    // Keep only the template of the current migrations; a concurrent run may have won the race.
+    for (const old of await readdir(cacheRoot)) {
+      if (old.startsWith('embedded-') && old !== path.basename(dir)) await rm(path.join(cacheRoot, old), { recursive: true, force: true });
+    }
+    await rename(work, dir).catch(async (err: NodeJS.ErrnoException) => {
+      if (!existsSync(path.join(dir, 'pg.tar'))) throw err;
+    });
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  process.stderr.write(`[global-setup] migrated embedded database: created ${path.relative(ROOT, dir)} in ${Date.now() - started} ms\n`);
+  return dir;
+}
+
+/** Changes whenever a migration, the ORM settings or PGlite change. */
+function templateKey(): string {
+  const hash = createHash('sha256');
+  const pglite = JSON.parse(readFileSync(path.join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8')) as { version: string };
+  hash.update(`pglite ${pglite.version}\n`);
+  const files = ['mikro-orm.config.ts', ...readdirSync(path.join(ROOT, 'src/db/migrations')).sort().map((f) => `src/db/migrations/${f}`)];
+  for (const file of files) hash.update(`${file}\n`).update(readFileSync(path.join(ROOT, file)));
+  return hash.digest('hex').slice(0, 16);
 }

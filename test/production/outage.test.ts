@@ -3,6 +3,7 @@ import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { requestPayment, sleep } from '../helpers/payments.js';
+import { migratedSnapshot } from '../helpers/db.js';
 
 // A PostgreSQL this test controls: PGlite (PostgreSQL compiled to WebAssembly) behind its
 // wire-protocol server on a fixed loopback port. Stopping the server cuts every connection and
@@ -20,7 +21,7 @@ async function startServer(): Promise<void> {
 }
 
 beforeAll(async () => {
-  pglite = await PGlite.create('memory://');
+  pglite = await PGlite.create({ dataDir: 'memory://', loadDataDir: await migratedSnapshot() });
   port = 0;
   await startServer();
   // One connection: PGlite is one session (see src/db/database.ts).
@@ -29,10 +30,10 @@ beforeAll(async () => {
 }, 30_000);
 
 afterAll(async () => {
-  await app.close();
-  await db.close();
-  await server.stop();
-  await pglite.close();
+  await app?.close();
+  await db?.close();
+  await server?.stop();
+  await pglite?.close();
 });
 
 test('while PostgreSQL is down requests answer 503 quickly and the process stays up; it recovers by itself', async () => {

@@ -1,11 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { ROOT, cliEnv } from '../helpers/cli.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
 import { testConfig } from '../helpers/app.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { subscribe, wsClient } from '../helpers/ws.js';
@@ -23,7 +21,7 @@ beforeAll(async () => {
     database = await createTestDatabase();
     dbEnv.DATABASE_URL = database.url!;
   } else {
-    dataDir = await mkdtemp(path.join(os.tmpdir(), 'wg-shutdown-'));
+    dataDir = await migratedDataDir('wg-shutdown-');
     dbEnv.DATA_DIR = dataDir;
   }
   child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env: { ...cliEnv(dbEnv), PORT: '0', LOG_LEVEL: 'info' } });
