@@ -6,7 +6,9 @@ export default {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   setupFiles: ['<rootDir>/test/helpers/setup-env.ts'],
-  // Builds dist/ once per run: the CLI and process-level tests spawn the compiled code.
+  // Builds dist/ and prepares the migrated embedded database once per run (see the file).
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   testTimeout: 30000,
+  // Lists the skipped tests (with the reason their titles give) at the end of every run.
+  reporters: ['default', '<rootDir>/test/helpers/skipped-reporter.js'],
 };

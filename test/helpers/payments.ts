@@ -77,3 +77,9 @@ export async function countTransactions(db: Database, paymentRequestId: string):
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Waits until the clock has passed `at` (e.g. a payment request's `expiresAt`): the moment an expiry test waits for. */
+export async function untilPast(at: string | Date): Promise<void> {
+  const wait = new Date(at).getTime() - Date.now() + 5;
+  if (wait > 0) await sleep(wait);
+}

@@ -55,7 +55,7 @@ export function subscribe<T = any>(client: Client, query: string): Sub<T> {
     values,
     errors,
     dispose,
-    next(timeoutMs = 2000) {
+    next(timeoutMs = 10_000) {
       if (consumed < values.length) return Promise.resolve(values[consumed++]!);
       return new Promise<T>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no subscription event within ${timeoutMs} ms`)), timeoutMs);

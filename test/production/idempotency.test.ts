@@ -1,5 +1,4 @@
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
-import { sleep } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 
 let app: TestApp;
@@ -104,9 +103,11 @@ test('fifty concurrent calls with one key: exactly one request and one notificat
   for (const r of replayed) expect(r.body.paymentRequestId).toBe(created[0]!.body.paymentRequestId);
   for (const r of conflicts) expect(r.body).toEqual({ statusCode: 409, message: 'A request with this Idempotency-Key is still being processed' });
   expect(await countRequests(dev.developerId)).toBe(1);
-  await sub.next();
-  await sleep(200);
-  expect(sub.values).toHaveLength(1);
+  expect((await sub.next()).paymentRequested.id).toBe(created[0]!.body.paymentRequestId);
+  // No second notification: the next one this user receives is of a later, different request.
+  const later = await post(dev.secretKey, 'after-fifty', { ...body, description: 'Later' });
+  expect((await sub.next()).paymentRequested.id).toBe(later.body.paymentRequestId);
+  expect(sub.values).toHaveLength(2);
   sub.dispose();
   await client.dispose();
 });
