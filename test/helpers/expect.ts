@@ -51,3 +51,15 @@ export function walkJson(value: unknown): { keys: string[]; values: string[] } {
   visit(value);
   return { keys, values };
 }
+
+/** What a synchronous call refused with (code, HTTP status and message of the AppError); fails when it returned. */
+export function refusalOf(fn: () => unknown): { code: unknown; statusCode: unknown; message: string } {
+  let value: unknown;
+  try {
+    value = fn();
+  } catch (err) {
+    const e = err as { code?: unknown; statusCode?: unknown; message: string };
+    return { code: e.code, statusCode: e.statusCode, message: e.message };
+  }
+  throw new Error(`expected a refusal, got ${JSON.stringify(value)}`);
+}
