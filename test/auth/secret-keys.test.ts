@@ -74,11 +74,13 @@ async function probe(baseUrl: string, key: string): Promise<number> {
   return res.status;
 }
 
-/** Polls every 100 ms until `key` is refused on `baseUrl`; returns the milliseconds since `since`. */
-async function refusedAfter(baseUrl: string, key: string, since: number): Promise<number> {
-  for (;;) {
-    if ((await probe(baseUrl, key)) === 401) return Date.now() - since;
-    if (Date.now() - since > REVOCATION_DEADLINE_MS + 1000) return Date.now() - since;
+/**
+ * Polls every 100 ms until `key` is refused on `baseUrl`; fails once the SPEC's revocation
+ * deadline (5 s after `since`) has passed with the key still accepted.
+ */
+async function untilRefused(baseUrl: string, key: string, since: number): Promise<void> {
+  while ((await probe(baseUrl, key)) !== 401) {
+    if (Date.now() - since > REVOCATION_DEADLINE_MS) throw new Error(`the revoked key was still accepted ${REVOCATION_DEADLINE_MS} ms after its revocation`);
     await sleep(POLL_MS);
   }
 }
@@ -299,10 +301,9 @@ describe('revocation', () => {
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.revokeSecretKey.keyId).toBe(key.keyId);
     const revokedAt = Date.now();
-    const elapsed = await refusedAfter(app.baseUrl, key.secretKey, revokedAt);
-    expect(elapsed).toBeLessThanOrEqual(REVOCATION_DEADLINE_MS);
-    // It stays refused, on every route.
-    await sleep(300);
+    await untilRefused(app.baseUrl, key.secretKey, revokedAt);
+    // It stays refused, on every route, also once the cache has read the row again.
+    await sleep(app.config.keyCacheTtlMs + 100);
     await expectRefused(bearer(key.secretKey));
     const row = await app.db.orm.em.fork().execute<Array<{ revoked_at: Date | null }>>('select revoked_at from secret_keys where id = ?', [key.keyId]);
     expect(row[0]!.revoked_at).not.toBeNull();
@@ -341,8 +342,7 @@ describe('revocation', () => {
       expect(res.body.errors).toBeUndefined();
       const revokedAt = Date.now();
       expect(await probe(second.baseUrl, key.secretKey)).toBe(401); // the revoking instance forgets at once
-      const elapsed = await refusedAfter(app.baseUrl, key.secretKey, revokedAt);
-      expect(elapsed).toBeLessThanOrEqual(REVOCATION_DEADLINE_MS);
+      await untilRefused(app.baseUrl, key.secretKey, revokedAt);
     });
 
     test('a key revoked the other way round (instance 1 revokes, instance 2 with the default TTL refuses)', async () => {
@@ -351,8 +351,7 @@ describe('revocation', () => {
       const res = await gql(app.baseUrl, 'mutation($k: ID!) { revokeSecretKey(keyId: $k) { keyId } }', { k: key.keyId }, ADMIN_TOKEN);
       expect(res.body.errors).toBeUndefined();
       const revokedAt = Date.now();
-      const elapsed = await refusedAfter(second.baseUrl, key.secretKey, revokedAt);
-      expect(elapsed).toBeLessThanOrEqual(REVOCATION_DEADLINE_MS);
+      await untilRefused(second.baseUrl, key.secretKey, revokedAt);
     });
 
     test('a key revoked directly in the database is refused by both instances within 5 s', async () => {
@@ -361,12 +360,7 @@ describe('revocation', () => {
       expect(await probe(second.baseUrl, key.secretKey)).toBe(404);
       await app.db.orm.em.fork().execute('update secret_keys set revoked_at = now() where id = ?', [key.keyId]);
       const revokedAt = Date.now();
-      const [a, b] = await Promise.all([
-        refusedAfter(app.baseUrl, key.secretKey, revokedAt),
-        refusedAfter(second.baseUrl, key.secretKey, revokedAt),
-      ]);
-      expect(a).toBeLessThanOrEqual(REVOCATION_DEADLINE_MS);
-      expect(b).toBeLessThanOrEqual(REVOCATION_DEADLINE_MS);
+      await Promise.all([untilRefused(app.baseUrl, key.secretKey, revokedAt), untilRefused(second.baseUrl, key.secretKey, revokedAt)]);
     });
   });
 });

@@ -178,14 +178,14 @@ describe('beside a running gateway on the same database', () => {
     const [row] = await sql<{ revoked_at: unknown }>('select revoked_at from secret_keys where id = ?', [key.keyId]);
     expect(row!.revoked_at).not.toBeNull();
 
+    // Polled until refused; the SPEC's deadline is 5 s after the revocation.
     let res = await lookup();
-    while (res.status !== 401 && Date.now() - revokedAt <= 5000) {
+    while (res.status !== 401) {
+      if (Date.now() - revokedAt > 5000) throw new Error('the revoked key was still accepted 5 s after key:revoke');
       await sleep(100);
       res = await lookup();
     }
-    expect(res.status).toBe(401);
     expect(res.body).toEqual({ statusCode: 401, message: 'Invalid secret key' });
-    expect(Date.now() - revokedAt).toBeLessThanOrEqual(5000);
 
     const again = await ok(env, ['key:revoke', '--key', key.keyId]);
     expect(again.revokedAt).toBe(out.revokedAt);

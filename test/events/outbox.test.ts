@@ -1,4 +1,5 @@
 import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
+import { describeOnServer } from '../helpers/db.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { approve, cancel, reject, requestPayment, sleep } from '../helpers/payments.js';
 import { writeEvent } from '../../src/events/events.js';
@@ -138,70 +139,71 @@ const REQUESTED = 'subscription { paymentRequested { id status } }';
 
 // A held transaction and a LISTEN connection to cut exist on a PostgreSQL server only (the
 // embedded database is one session).
-const withServer = process.env.TEST_DATABASE_URL ? test : (_name: string, _fn: () => Promise<void>) => undefined;
+describeOnServer('ordering and outages of the outbox', 'a held transaction and a LISTEN connection to cut exist on a server only (the embedded database is one session)', () => {
 
-withServer('a transaction that commits late with a lower position is still delivered to subscribers', async () => {
-  const f = factories(app);
-  const dev = await f.developer();
-  const user = await f.user({ balance: 100 });
-  const client = wsClient(app.baseUrl, user.token);
-  const before = app.gateway.services.events.stats.subscriptions;
-  const sub = subscribe(client, REQUESTED);
-  await untilSubscribed(app.gateway.services.events, before + 1);
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  let wrote!: () => void;
-  const written = new Promise<void>((r) => (wrote = r));
-  // A slow transaction takes its event position first and commits last.
-  const slow = app.db.orm.em.fork().transactional(async (tem) => {
-    const now = new Date();
-    const pr = tem.create(PaymentRequest, {
-      developerId: dev.developerId,
-      walletId: user.walletId,
-      amount: '1.00',
-      currency: 'ETB',
-      description: 'slow',
-      merchantName: 'Slow',
-      status: PaymentRequestStatus.PENDING,
-      createdAt: now,
-      expiresAt: new Date(now.getTime() + 300_000),
-      updatedAt: now,
-      reference: null,
-      metadata: null,
+  test('a transaction that commits late with a lower position is still delivered to subscribers', async () => {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const client = wsClient(app.baseUrl, user.token);
+    const before = app.gateway.services.events.stats.subscriptions;
+    const sub = subscribe(client, REQUESTED);
+    await untilSubscribed(app.gateway.services.events, before + 1);
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let wrote!: () => void;
+    const written = new Promise<void>((r) => (wrote = r));
+    // A slow transaction takes its event position first and commits last.
+    const slow = app.db.orm.em.fork().transactional(async (tem) => {
+      const now = new Date();
+      const pr = tem.create(PaymentRequest, {
+        developerId: dev.developerId,
+        walletId: user.walletId,
+        amount: '1.00',
+        currency: 'ETB',
+        description: 'slow',
+        merchantName: 'Slow',
+        status: PaymentRequestStatus.PENDING,
+        createdAt: now,
+        expiresAt: new Date(now.getTime() + 300_000),
+        updatedAt: now,
+        reference: null,
+        metadata: null,
+      });
+      await tem.flush();
+      await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
+      wrote();
+      await held;
+      return pr.id;
     });
-    await tem.flush();
-    await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
-    wrote();
-    await held;
-    return pr.id;
+    await written;
+    const fast = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    // The fast one is only readable once the slow one settled; then both arrive, none skipped.
+    await sleep(app.config.outboxPollIntervalMs * 2);
+    expect(sub.values).toHaveLength(0);
+    release();
+    const slowId = await slow;
+    const got = [await sub.next(3000), await sub.next(3000)].map((v) => v.paymentRequested.id).sort();
+    expect(got).toEqual([fast, slowId].sort());
+    sub.dispose();
+    await client.dispose();
   });
-  await written;
-  const fast = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-  // The fast one is only readable once the slow one settled; then both arrive, none skipped.
-  await sleep(app.config.outboxPollIntervalMs * 2);
-  expect(sub.values).toHaveLength(0);
-  release();
-  const slowId = await slow;
-  const got = [await sub.next(3000), await sub.next(3000)].map((v) => v.paymentRequested.id).sort();
-  expect(got).toEqual([fast, slowId].sort());
-  sub.dispose();
-  await client.dispose();
-});
 
-withServer('events committed while the LISTEN connection is down still reach subscribers (the poll covers it)', async () => {
-  const f = factories(app);
-  const dev = await f.developer();
-  const user = await f.user({ balance: 100 });
-  const client = wsClient(app.baseUrl, user.token);
-  const before = app.gateway.services.events.stats.subscriptions;
-  const sub = subscribe(client, REQUESTED);
-  await untilSubscribed(app.gateway.services.events, before + 1);
-  const em = app.db.orm.em.fork();
-  await em.execute(
-    `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-events'`,
-  );
-  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-  expect((await sub.next(3000)).paymentRequested).toEqual({ id, status: 'PENDING' });
-  sub.dispose();
-  await client.dispose();
+  test('events committed while the LISTEN connection is down still reach subscribers (the poll covers it)', async () => {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const client = wsClient(app.baseUrl, user.token);
+    const before = app.gateway.services.events.stats.subscriptions;
+    const sub = subscribe(client, REQUESTED);
+    await untilSubscribed(app.gateway.services.events, before + 1);
+    const em = app.db.orm.em.fork();
+    await em.execute(
+      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-events'`,
+    );
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    expect((await sub.next(3000)).paymentRequested).toEqual({ id, status: 'PENDING' });
+    sub.dispose();
+    await client.dispose();
+  });
 });

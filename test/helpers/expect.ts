@@ -63,3 +63,28 @@ export function refusalOf(fn: () => unknown): { code: unknown; statusCode: unkno
   }
   throw new Error(`expected a refusal, got ${JSON.stringify(value)}`);
 }
+
+/**
+ * Resolves as `promise` does, or fails saying `what` did not happen within `ms`: a deadline on
+ * waiting for something that must happen (set well above the normal case), not a measurement.
+ */
+export async function withDeadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Polls `check` every `everyMs` until it returns true; fails saying `what` when `ms` pass first. */
+export async function until(check: () => boolean | Promise<boolean>, ms: number, what: string, everyMs = 20): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

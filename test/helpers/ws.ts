@@ -2,7 +2,11 @@ import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
 
 /** A real graphql-ws client for a test gateway; closed by `dispose()`. */
-export function wsClient(baseUrl: string, token: string | undefined, extra: { onClose?: (code: number, reason: string) => void } = {}): Client {
+export function wsClient(
+  baseUrl: string,
+  token: string | undefined,
+  extra: { onClose?: (code: number, reason: string) => void; onConnected?: () => void } = {},
+): Client {
   return createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
@@ -10,6 +14,7 @@ export function wsClient(baseUrl: string, token: string | undefined, extra: { on
     retryAttempts: 0,
     lazy: false,
     on: {
+      connected: () => extra.onConnected?.(),
       closed: (event) => {
         const e = event as { code: number; reason: string };
         extra.onClose?.(e.code, e.reason);

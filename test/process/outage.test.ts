@@ -1,84 +1,86 @@
 import http from 'node:http';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, describeOnServer, type TestDatabase } from '../helpers/db.js';
 import { seed, send, spawnGateway, type GatewayProcess, type Outcome } from './gateway-process.js';
 import { startTcpProxy, viaProxy, type TcpProxy } from './tcp-proxy.js';
 
 // The database goes away under load and comes back: the real process answers 503 while it is
 // gone (never another 5xx, never a non-JSON log line), serves again within 5 s of its return,
 // and every create it acknowledged is in the database, once.
-let database: TestDatabase;
-let proxy: TcpProxy;
-let gateway: GatewayProcess | undefined;
-beforeAll(async () => {
-  database = await createTestDatabase();
-  const target = new URL(database.url!);
-  proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
-});
-afterAll(async () => {
-  if (gateway && gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
-  await proxy.close();
-  await database.close();
-});
+describeOnServer('the real process through a database outage', 'spawns the gateway on DATABASE_URL; the embedded database belongs to one process', () => {
+  let database: TestDatabase;
+  let proxy: TcpProxy;
+  let gateway: GatewayProcess | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const target = new URL(database.url!);
+    proxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+  });
+  afterAll(async () => {
+    if (gateway && gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
+    await proxy.close();
+    await database.close();
+  });
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-test('database outage under load: 503 while down, serving within 5 s of its return, nothing acknowledged lost', async () => {
-  const { developers, users } = await seed(database.db, { developers: 1, users: 2, balance: 1000 });
-  gateway = await spawnGateway(viaProxy(database.url!, proxy), { DB_POOL_MAX: '4' });
-  const g = gateway;
-  const calls: Array<{ description: string; outcome: Outcome }> = [];
-  let stop = false;
-  const worker = async (w: number) => {
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    for (let i = 0; !stop && i < 5000; i++) {
-      const description = `o${w}-${i}`;
-      const outcome = await send(agent, g.baseUrl, 'POST', '/api/v1/wallet/request-payment', {
-        token: developers[0]!.secretKey,
-        headers: { 'Idempotency-Key': description },
-        body: { walletId: users[w % users.length]!.walletId, amount: 1, description, merchantName: 'Outage' },
-      });
-      calls.push({ description, outcome });
-      if (outcome.kind === 'response' && outcome.status !== 200) await sleep(50);
+  test('database outage under load: 503 while down, serving within 5 s of its return, nothing acknowledged lost', async () => {
+    const { developers, users } = await seed(database.db, { developers: 1, users: 2, balance: 1000 });
+    gateway = await spawnGateway(viaProxy(database.url!, proxy), { DB_POOL_MAX: '4' });
+    const g = gateway;
+    const calls: Array<{ description: string; outcome: Outcome }> = [];
+    let stop = false;
+    const worker = async (w: number) => {
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      for (let i = 0; !stop && i < 5000; i++) {
+        const description = `o${w}-${i}`;
+        const outcome = await send(agent, g.baseUrl, 'POST', '/api/v1/wallet/request-payment', {
+          token: developers[0]!.secretKey,
+          headers: { 'Idempotency-Key': description },
+          body: { walletId: users[w % users.length]!.walletId, amount: 1, description, merchantName: 'Outage' },
+        });
+        calls.push({ description, outcome });
+        if (outcome.kind === 'response' && outcome.status !== 200) await sleep(50);
+      }
+      agent.destroy();
+    };
+    const workers = Promise.all([0, 1, 2, 3].map(worker));
+    const answered = (status: number) => calls.filter((c) => c.outcome.kind === 'response' && c.outcome.status === status).length;
+    while (answered(200) < 20) await sleep(20);
+
+    await proxy.cut();
+    const cutAt = calls.length;
+    while (answered(503) < 8) await sleep(20);
+    await proxy.restore();
+    const restoredAt = calls.length;
+    const deadline = Date.now() + 5000;
+    let served = false;
+    while (!served && Date.now() < deadline) {
+      served = calls.slice(restoredAt).some((c) => c.outcome.kind === 'response' && c.outcome.status === 200);
+      await sleep(20);
     }
-    agent.destroy();
-  };
-  const workers = Promise.all([0, 1, 2, 3].map(worker));
-  const answered = (status: number) => calls.filter((c) => c.outcome.kind === 'response' && c.outcome.status === status).length;
-  while (answered(200) < 20) await sleep(20);
+    expect(served).toBe(true);
+    const after = answered(200);
+    while (answered(200) < after + 20) await sleep(20);
+    stop = true;
+    await workers;
 
-  await proxy.cut();
-  const cutAt = calls.length;
-  while (answered(503) < 8) await sleep(20);
-  await proxy.restore();
-  const restoredAt = calls.length;
-  const deadline = Date.now() + 5000;
-  let served = false;
-  while (!served && Date.now() < deadline) {
-    served = calls.slice(restoredAt).some((c) => c.outcome.kind === 'response' && c.outcome.status === 200);
-    await sleep(20);
-  }
-  expect(served).toBe(true);
-  const after = answered(200);
-  while (answered(200) < after + 20) await sleep(20);
-  stop = true;
-  await workers;
+    expect(g.lines.filter((l) => !l.startsWith('{'))).toEqual([]);
+    expect(g.lines.filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
+    const statuses = new Set(calls.map((c) => (c.outcome.kind === 'response' ? c.outcome.status : c.outcome.code)));
+    expect([...statuses].sort()).toEqual(expect.arrayContaining([200, 503]));
+    expect(calls.filter((c) => c.outcome.kind === 'error' || ![200, 503].includes(c.outcome.status)).map((c) => c.outcome)).toEqual([]);
+    expect(calls.slice(cutAt).some((c) => c.outcome.kind === 'response' && c.outcome.status === 503)).toBe(true);
 
-  expect(g.lines.filter((l) => !l.startsWith('{'))).toEqual([]);
-  expect(g.lines.filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
-  const statuses = new Set(calls.map((c) => (c.outcome.kind === 'response' ? c.outcome.status : c.outcome.code)));
-  expect([...statuses].sort()).toEqual(expect.arrayContaining([200, 503]));
-  expect(calls.filter((c) => c.outcome.kind === 'error' || ![200, 503].includes(c.outcome.status)).map((c) => c.outcome)).toEqual([]);
-  expect(calls.slice(cutAt).some((c) => c.outcome.kind === 'response' && c.outcome.status === 503)).toBe(true);
-
-  const rows = await database.db.orm.em
-    .fork()
-    .execute<Array<{ id: string; description: string }>>(`select id, description from payment_requests where merchant_name = 'Outage'`);
-  const byDescription = new Map<string, string[]>();
-  for (const r of rows) byDescription.set(r.description, [...(byDescription.get(r.description) ?? []), r.id]);
-  for (const c of calls) {
-    if (c.outcome.kind === 'response' && c.outcome.status === 200) expect(byDescription.get(c.description)).toEqual([c.outcome.body.paymentRequestId]);
-  }
-  expect([...byDescription.values()].filter((ids) => ids.length > 1)).toEqual([]);
-  g.child.kill('SIGTERM');
-  expect((await g.exited).code).toBe(0);
-}, 90_000);
+    const rows = await database.db.orm.em
+      .fork()
+      .execute<Array<{ id: string; description: string }>>(`select id, description from payment_requests where merchant_name = 'Outage'`);
+    const byDescription = new Map<string, string[]>();
+    for (const r of rows) byDescription.set(r.description, [...(byDescription.get(r.description) ?? []), r.id]);
+    for (const c of calls) {
+      if (c.outcome.kind === 'response' && c.outcome.status === 200) expect(byDescription.get(c.description)).toEqual([c.outcome.body.paymentRequestId]);
+    }
+    expect([...byDescription.values()].filter((ids) => ids.length > 1)).toEqual([]);
+    g.child.kill('SIGTERM');
+    expect((await g.exited).code).toBe(0);
+  }, 90_000);
+});

@@ -3,11 +3,10 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
-import { expectError, expectOk, UUID_RE, type HttpResult } from '../helpers/expect.js';
+import { expectError, expectOk, until, UUID_RE, type HttpResult } from '../helpers/expect.js';
 import { API, approve, cancel, createPaymentRequest, getStatus, getTransaction, lookupAccount, REST_TEST_ENV } from '../helpers/rest.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
-import { sleep } from '../helpers/payments.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -133,7 +132,9 @@ describe('one request line per request', () => {
     ];
     for (const call of calls) {
       const opts = { token: secretKey, ...call.opts };
+      const sent = performance.now();
       const { res, id } = await traced(call.path, opts);
+      const roundTripMs = performance.now() - sent;
       expect(res.status).toBe(call.status);
       const lines = requestLines(id);
       expect(lines).toHaveLength(1);
@@ -141,7 +142,8 @@ describe('one request line per request', () => {
       expect(line).toMatchObject({ msg: 'request', method: call.method, route: call.route, status: call.status, requestId: res.headers.get('x-request-id') });
       expect(typeof line.durationMs).toBe('number');
       expect(line.durationMs).toBeGreaterThanOrEqual(0);
-      expect(line.durationMs).toBeLessThan(10_000);
+      // Milliseconds, and within the round trip this process saw around it (rounding aside).
+      expect(line.durationMs).toBeLessThanOrEqual(Math.ceil(roundTripMs) + 1);
       // The template, never the path with ids, phones or usernames in it.
       if (call.raw) expect(JSON.stringify(line)).not.toContain(call.raw);
     }
@@ -289,7 +291,8 @@ describe('credentials never reach the log', () => {
       });
       expect(code).toBe(4401);
     }
-    await sleep(50);
+    // Every refused socket is gone from the server: whatever it logs about them has been written.
+    await until(() => app.gateway.ws.wss.clients.size === 0, 10_000, 'the refused sockets to close');
 
     // The log was written (at trace), and has none of it.
     const log = app.logs.join('\n');

@@ -7,6 +7,7 @@ import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpe
 import { testConfig } from '../helpers/app.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { subscribe, wsClient } from '../helpers/ws.js';
+import { until, withDeadline } from '../helpers/expect.js';
 
 // The real process (`node dist/src/main.js`, what `npm start` runs) receiving SIGTERM.
 let database: TestDatabase | undefined;
@@ -73,24 +74,22 @@ test('SIGTERM: the in-flight request completes, WebSockets close with 1001, new 
   const url = new URL(baseUrl);
   const token = await mintUserToken(testConfig(), randomUUID());
   let closeCode: number | undefined;
-  const client = wsClient(baseUrl, token, { onClose: (code) => (closeCode = code) });
+  let connected!: () => void;
+  const acknowledged = new Promise<void>((resolve) => (connected = resolve));
+  const client = wsClient(baseUrl, token, { onClose: (code) => (closeCode = code), onConnected: () => connected() });
   const sub = subscribe(client, 'subscription { paymentRequested { id } }');
-  await new Promise((r) => setTimeout(r, 300));
+  await withDeadline(acknowledged, 10_000, 'the WebSocket connection');
   const finish = await startSlowRequest(url);
 
-  const exited = new Promise<{ code: number | null; ms: number }>((resolve) => {
-    const started = Date.now();
-    child.once('exit', (code) => resolve({ code, ms: Date.now() - started }));
-  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 300));
+  // The rest of the in-flight request is sent once the process has begun to drain.
+  await until(() => lines.some((l) => l.includes('"shutting down"')), 10_000, 'the shutdown log line');
   const response = await finish('');
   expect(response).toMatch(/^HTTP\/1\.1 200/);
   expect(response).toContain('{"data":{"__typename":"Query"}}');
 
-  const { code, ms } = await exited;
-  expect(code).toBe(0);
-  expect(ms).toBeLessThan(10_000);
+  expect(await withDeadline(exited, 10_000, 'the exit after SIGTERM')).toBe(0);
   expect(closeCode).toBe(1001);
   expect(sub.values).toEqual([]);
   await expect(fetch(`${baseUrl}/healthz`)).rejects.toThrow();

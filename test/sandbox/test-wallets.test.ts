@@ -5,14 +5,12 @@
  * through REST (or graphql-ws for the wallet's own events), outcomes are awaited by polling the
  * status as a merchant would, never by fixed sleeps.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { rm } from 'node:fs/promises';
 import { openDatabase } from '../../src/db/database.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { TEST_WALLETS } from '../../src/sandbox/test-wallets.js';
 import { factories, http, startSecondInstance, startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
 import { balances, countTransactions, ledgerMismatches, requestPayment } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { cliEnv, runCli } from '../helpers/cli.js';
@@ -276,7 +274,7 @@ describe('npx wallet-gateway test-wallets', () => {
       database = await createTestDatabase();
       env = cliEnv({ DATABASE_URL: database.url! });
     } else {
-      dataDir = await mkdtemp(path.join(tmpdir(), 'wg-sandbox-cli-'));
+      dataDir = await migratedDataDir('wg-sandbox-cli-');
       env = cliEnv({ DATA_DIR: dataDir });
     }
   });

@@ -1,5 +1,5 @@
 // The random part of a payment reference (SPEC: `WPAY`, 12 digits of a sequence, `-`, 6 of A-Z 0-9).
-import { referenceSuffix } from '../../src/ledger/ledger.js';
+import { referenceSuffix } from '../../src/transactions/transaction.service.js';
 
 test('a suffix is 6 characters of A-Z 0-9 and completes a reference of the documented shape', () => {
   for (let i = 0; i < 500; i++) {
