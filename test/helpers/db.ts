@@ -31,14 +31,11 @@ export function describeOnServer(title: string, why: string, fn: () => void): vo
 export const ONE_CONNECTION = 'the embedded database runs one transaction at a time, so nothing can race';
 
 /**
- * The migrated embedded database global-setup.ts prepared for this run: `pg/` (a data
- * directory) and `pg.tar` (the same as a PGlite `dumpDataDir` tarball).
+ * The migrated embedded database test/helpers/global-setup.ts prepared for this run: `pg/` (a
+ * data directory) and `pg.tar` (the same as a PGlite `dumpDataDir` tarball). Undefined under a
+ * Jest config without that globalSetup (the browser tests): there each database migrates itself.
  */
-function embeddedTemplate(): string {
-  const dir = process.env.WG_TEST_EMBEDDED_TEMPLATE;
-  if (!dir) throw new Error('WG_TEST_EMBEDDED_TEMPLATE is not set: run the tests through jest (test/helpers/global-setup.ts prepares it)');
-  return dir;
-}
+const TEMPLATE: string | undefined = process.env.WG_TEST_EMBEDDED_TEMPLATE;
 
 /**
  * On TEST_DATABASE_URL (CI: the machine's PostgreSQL) a new database is created per test file
@@ -48,7 +45,7 @@ function embeddedTemplate(): string {
 export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
-    const db = await openDatabase({ dataDir: 'memory://', poolMax, loadDataDir: await migratedSnapshot() });
+    const db = await openDatabase({ dataDir: 'memory://', poolMax, ...(TEMPLATE ? { loadDataDir: await migratedSnapshot() } : {}) });
     return { db, url: undefined, close: () => db.close() };
   }
   const name = `wg_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -74,16 +71,18 @@ export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
 
 /** This run's migrated database as a PGlite `loadDataDir` tarball, for an in-memory PGlite. */
 export async function migratedSnapshot(): Promise<Blob> {
-  return new Blob([await readFile(path.join(embeddedTemplate(), 'pg.tar'))]);
+  if (!TEMPLATE) throw new Error('no migrated template: this Jest config does not run test/helpers/global-setup.ts');
+  return new Blob([await readFile(path.join(TEMPLATE, 'pg.tar'))]);
 }
 
 /**
  * A new temporary DATA_DIR whose embedded database is already migrated (a copy of this run's
  * template), for tests that hand a process (`dist/src/main.js`, the CLI) its own directory
- * without waiting for PostgreSQL to initialise there. The caller removes it.
+ * without waiting for PostgreSQL to initialise there (empty without a template). The caller
+ * removes it.
  */
 export async function migratedDataDir(prefix: string): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), prefix));
-  await cp(path.join(embeddedTemplate(), 'pg'), path.join(dir, 'pg'), { recursive: true });
+  if (TEMPLATE) await cp(path.join(TEMPLATE, 'pg'), path.join(dir, 'pg'), { recursive: true });
   return dir;
 }
