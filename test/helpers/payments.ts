@@ -1,4 +1,4 @@
-// Helpers of the money and state-machine tests (test/app, test/production): create, decide and
+// Helpers of the money and state-machine tests (test/payment-requests, test/http, test/rest/idempotency): create, decide and
 // read payment requests, and read balances and the ledger straight from the database. The REST
 // contract tests use ./rest.ts, whose wrappers return the raw HttpResult.
 import { gql, http } from './app.js';

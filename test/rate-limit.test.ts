@@ -1,9 +1,9 @@
 // Rate limits per secret key (SPEC §11): 429 with Retry-After and RateLimit-* headers, counted in
 // PostgreSQL so every instance shares them, and the stricter account look-up limit.
-import { factories, gql, startSecondInstance, startTestApp, type TestApp } from '../helpers/app.js';
-import { expectError, expectOk, type HttpResult } from '../helpers/expect.js';
-import { createPaymentRequest, getStatus, lookupAccount, requestPayment, validBody } from '../helpers/rest.js';
-import { issueSecretKey } from '../../src/auth/secret-keys.js';
+import { factories, gql, startSecondInstance, startTestApp, type TestApp } from './helpers/app.js';
+import { expectError, expectOk, type HttpResult } from './helpers/expect.js';
+import { createPaymentRequest, getStatus, lookupAccount, requestPayment, validBody } from './helpers/rest.js';
+import { issueSecretKey } from '../src/auth/secret-keys.js';
 
 /** Requests per second per key in the `perSecond` app: small, so a burst crosses it. */
 const PER_SECOND = 5;

@@ -2,9 +2,9 @@
 // from memory, so a busy key costs one upsert per lease instead of one per request, and across
 // instances the limit is never exceeded; what is given up is bounded early refusal (points one
 // instance leased and did not use: at most leaseSize − 1 per instance per window).
-import { factories, startSecondInstance, startTestApp, type TestApp } from '../helpers/app.js';
-import { lookupAccount } from '../helpers/rest.js';
-import { leaseSize } from '../../src/rate-limit.js';
+import { factories, startSecondInstance, startTestApp, type TestApp } from './helpers/app.js';
+import { lookupAccount } from './helpers/rest.js';
+import { leaseSize } from '../src/rate-limit.js';
 
 /** Look-ups per minute: a 60 s window, so a burst surely falls into one window. */
 const LIMIT = 100;
