@@ -6,6 +6,8 @@ import { TransactionResolver } from './transactions/transaction.resolver.js';
 import { AccountResolver } from './accounts/account.resolver.js';
 import { AdminResolver } from './admin/admin.resolver.js';
 import { DeveloperGraph, PaymentRequestGraph, TransactionGraph, UserGraph, WalletGraph } from './admin/graph.resolver.js';
+import { OperatorResolver } from './operators/operator.resolver.js';
+import { AuditResolver } from './audit/audit.resolver.js';
 import { PaymentRequestSubscriptions } from './payment-requests/payment-request.subscriptions.js';
 import { createPubSub } from '@graphql-yoga/subscription';
 import { authChecker } from './auth/authorization.js';
@@ -17,7 +19,7 @@ let built: Promise<GraphQLSchema> | undefined;
 /** The one GraphQL schema; built once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph],
+    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver],
     // type-graphql insists on a PubSub once a subscription exists; ours subscribe through the
     // per-instance EventHub in the context instead, so this one stays unused.
     pubSub: createPubSub(),

@@ -12,6 +12,8 @@ import { EventHub } from './events/event-hub.js';
 import { InProcessSource, PgListenSource } from './events/event-source.js';
 import { RateLimits } from './rate-limit.js';
 import { Metrics } from './observability/metrics.js';
+import { OperatorService } from './operators/operator.service.js';
+import { AuditService } from './audit/audit.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -23,6 +25,10 @@ export interface Services {
   readonly transactions: TransactionService;
   readonly developers: DeveloperService;
   readonly keys: SecretKeyVerifier;
+  /** Operator identities (named admin tokens). */
+  readonly operators: OperatorService;
+  /** The append-only audit log of admin mutations. */
+  readonly audit: AuditService;
   /** Who is calling, from an Authorization header (every door). */
   readonly auth: Authenticator;
   /** This instance's event fan-out to subscribers. */
@@ -46,6 +52,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   });
   const keys = new SecretKeyVerifier(config, forkEm, logger);
   const transactions = new TransactionService();
+  const operators = new OperatorService(config, forkEm, logger);
   return {
     config,
     forkEm,
@@ -54,7 +61,9 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     transactions,
     developers: new DeveloperService(),
     keys,
-    auth: createAuthenticator(config, keys),
+    operators,
+    audit: new AuditService(),
+    auth: createAuthenticator(config, keys, operators),
     events,
     limits: new RateLimits(db.orm.em.getKnex(), {
       requestsPerSecond: config.rateLimitPerSecond,

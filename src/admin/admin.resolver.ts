@@ -1,4 +1,5 @@
-import { Arg, Authorized, Ctx, Float, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, Float, ID, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { Audited } from '../audit/audit.middleware.js';
 import type { Context } from '../context.js';
 import { Role } from '../auth/authorization.js';
 import type { Wallet} from '../accounts/wallet.entity.js';
@@ -47,6 +48,7 @@ export const walletView = (w: Wallet): WalletView =>
  * each through the feature's own service.
  */
 @Authorized(Role.ADMIN)
+@UseMiddleware(Audited)
 @Resolver()
 export class AdminResolver {
   @Mutation(() => DeveloperView)

@@ -5,6 +5,7 @@ import { safeEqual } from './hash.js';
 import { ANONYMOUS, type Principal } from './principal.js';
 import type { SecretKeyVerifier } from './secret-keys.js';
 import { verifyUserTokenClaims } from './user-tokens.js';
+import { OPERATOR_TOKEN_PREFIX, ROOT_OPERATOR, type OperatorService } from '../operators/operator.service.js';
 
 /**
  * Which door a credential arrived at: REST takes secret keys only; GraphQL over HTTP takes any
@@ -26,7 +27,7 @@ export function bearerToken(header: string | undefined): string | undefined | nu
 }
 
 /** Builds the one authenticator every door uses. */
-export function createAuthenticator(config: Config, keys: SecretKeyVerifier): Authenticator {
+export function createAuthenticator(config: Config, keys: SecretKeyVerifier, operators: Pick<OperatorService, 'verify'>): Authenticator {
   const developer = async (token: string, log?: Logger): Promise<Principal> => ({ kind: 'developer', ...(await keys.verify(token, log)) });
   const user = async (token: string): Promise<Principal> => ({ kind: 'user', ...(await verifyUserTokenClaims(config, token)) });
   return {
@@ -44,7 +45,8 @@ export function createAuthenticator(config: Config, keys: SecretKeyVerifier): Au
           if (token === undefined) return ANONYMOUS;
           if (token === null) throw new AppError('UNAUTHENTICATED', 'Invalid authorization header');
           if (token.startsWith('sk_')) return developer(token, log);
-          if (safeEqual(token, config.adminToken)) return { kind: 'admin' };
+          if (safeEqual(token, config.adminToken)) return { kind: 'admin', operator: ROOT_OPERATOR };
+          if (token.startsWith(OPERATOR_TOKEN_PREFIX)) return { kind: 'admin', operator: await operators.verify(token, log) };
           return user(token);
         default: {
           const never: never = door;

@@ -2,8 +2,14 @@
 export type Principal =
   | { kind: 'developer'; developerId: string; keyId: string }
   | { kind: 'user'; userId: string; /** When the access token expires (epoch ms); long-lived sockets end with it. */ expiresAt?: number }
-  | { kind: 'admin' }
+  | { kind: 'admin'; /** Which operator is calling: an operator token's, or root (ADMIN_TOKEN) / cli (id null). */ operator: AdminOperator }
   | { kind: 'anonymous' };
+
+/** The operator behind an admin call (see src/operators). */
+export interface AdminOperator {
+  readonly id: string | null;
+  readonly name: string;
+}
 
 export const ANONYMOUS: Principal = { kind: 'anonymous' };
 

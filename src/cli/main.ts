@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { execute, parse, printSchema, type GraphQLSchema } from 'graphql';
 import { loadConfig, type Config } from '../config.js';
@@ -11,6 +12,7 @@ import { createContext } from '../context.js';
 import { AppError, describeError } from '../errors.js';
 import { mintUserToken } from '../auth/user-tokens.js';
 import { listTestWallets } from '../sandbox/sandbox.js';
+import { CLI_OPERATOR } from '../operators/operator.service.js';
 
 /** A mistake in how the command was called: message to stderr, exit 2, nothing written. */
 class UsageError extends Error {}
@@ -27,6 +29,8 @@ Commands (each prints one JSON object on stdout):
                                                  -> {walletId, status}
   wallet:topup --wallet W --amount A             -> {walletId, balance, currency}
   user:token --username U                        -> {token}
+  operator:create --name N                       -> {operatorId, token}   (shown once)
+  operator:revoke --operator ID                  -> {operatorId, revokedAt}
   demo                                           -> a developer, a key and two funded users
   test-wallets                                   -> {delayMs, testWallets: [...]}  (development only)
   migrate                                        -> {migrated: [...]}
@@ -42,9 +46,12 @@ interface Runtime {
   services: Services;
 }
 
+/** One request id for every operation of this CLI run (the audit log groups them). */
+const CLI_RUN_ID = `cli-${randomUUID()}`;
+
 /** Runs an admin GraphQL operation against the one schema; GraphQL errors become AppErrors. */
 async function admin<T>(rt: Runtime, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const contextValue = await createContext(rt.services, { principal: { kind: 'admin' }, requestId: 'cli', logger: createLogger('silent') });
+  const contextValue = await createContext(rt.services, { principal: { kind: 'admin', operator: CLI_OPERATOR }, requestId: CLI_RUN_ID, logger: createLogger('silent') });
   const result = await execute({ schema: rt.schema, document: parse(query), variableValues: variables, contextValue });
   const first = result.errors?.[0];
   if (first) {
@@ -114,6 +121,19 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
         w: need(v, 'wallet'),
         a: amountFlag(need(v, 'amount'), 'amount'),
       }),
+  },
+  'operator:create': {
+    flags: { name: { type: 'string' } },
+    async run(rt, v) {
+      const o = await admin<{ operatorId: string; token: string }>(rt, 'mutation($n: String!) { createOperator(name: $n) { operatorId token } }', {
+        n: need(v, 'name'),
+      });
+      return { operatorId: o.operatorId, token: o.token };
+    },
+  },
+  'operator:revoke': {
+    flags: { operator: { type: 'string' } },
+    run: (rt, v) => admin(rt, 'mutation($o: ID!) { revokeOperator(id: $o) { operatorId revokedAt } }', { o: need(v, 'operator') }),
   },
   'user:token': {
     flags: { username: { type: 'string' } },

@@ -5,6 +5,8 @@ import { Wallet } from '../accounts/wallet.entity.js';
 import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 import { Refund, Transaction } from '../transactions/transaction.entity.js';
 import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
+import { Operator } from '../operators/operator.entity.js';
+import { AuditEntry } from '../audit/audit-entry.entity.js';
 
 /** Every entity the ORM maps. */
-export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction, Refund, LedgerEntry];
+export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction, Refund, LedgerEntry, Operator, AuditEntry];

@@ -2,6 +2,8 @@ import { Migration20261122000000_initial } from './Migration20261122000000_initi
 import { Migration20261122000100_production } from './Migration20261122000100_production.js';
 import { Migration20261122000200_unlogged_rate_limits } from './Migration20261122000200_unlogged_rate_limits.js';
 import { Migration20261122000300_events_webhooks } from './Migration20261122000300_events_webhooks.js';
+import { Migration20261122001000_operators } from './Migration20261122001000_operators.js';
+import { Migration20261122001100_audit_log } from './Migration20261122001100_audit_log.js';
 import { Migration20261122001200_partial_refunds } from './Migration20261122001200_partial_refunds.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
@@ -10,5 +12,7 @@ export const migrationsList = [
   { name: 'Migration20261122000100_production', class: Migration20261122000100_production },
   { name: 'Migration20261122000200_unlogged_rate_limits', class: Migration20261122000200_unlogged_rate_limits },
   { name: 'Migration20261122000300_events_webhooks', class: Migration20261122000300_events_webhooks },
+  { name: 'Migration20261122001000_operators', class: Migration20261122001000_operators },
+  { name: 'Migration20261122001100_audit_log', class: Migration20261122001100_audit_log },
   { name: 'Migration20261122001200_partial_refunds', class: Migration20261122001200_partial_refunds },
 ];

@@ -1,0 +1,73 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FilterQuery } from '@mikro-orm/core';
+import type { AdminOperator } from '../auth/principal.js';
+import { paginate, type Page } from '../admin/pagination.js';
+import { isUuid } from '../uuid.js';
+import { AuditEntry } from './audit-entry.entity.js';
+
+/** What one audited admin operation wrote. */
+export interface AuditRecord {
+  operator: AdminOperator;
+  operation: string;
+  /** The operation's arguments; secrets are masked by `record`. */
+  args: Record<string, unknown>;
+  /** 'ok' or the error code the caller was told. */
+  outcome: string;
+  requestId: string | null;
+}
+
+/** Filters of the `auditLog` query; all optional, combined with AND. */
+export interface AuditFilter {
+  /** An actor name ('root', 'cli', an operator's name) or an operator id. */
+  operator?: string | null;
+  operation?: string | null;
+  /** Inclusive lower bound of `at`. */
+  from?: Date | null;
+  /** Exclusive upper bound of `at`. */
+  to?: Date | null;
+}
+
+/** What replaces a secret in an audit row. */
+export const REDACTED = '[redacted]';
+
+/** Argument names that carry credentials or key material (`keyId`, `developerId` are ids and stay). */
+const SECRET_NAME = /token|secret|passw|passphrase|credential|private|signature|authorization|cookie|^key$|api_?key|key_?material/i;
+/** Values that are credentials of ours whatever their name: secret keys, operator tokens, JWTs. */
+const SECRET_VALUE = /^(sk_(test|live)_|op_)\S{16,}$|^eyJ[\w-]+\.[\w-]+\.[\w-]+$/;
+
+/** A copy of an operation's arguments fit for the audit log: credentials masked, nesting bounded. */
+export function redactArguments(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return SECRET_VALUE.test(value) ? REDACTED : value;
+  if (value === null || typeof value !== 'object') return value;
+  if (value instanceof Date) return value.toISOString();
+  if (depth >= 8) return REDACTED;
+  if (Array.isArray(value)) return value.map((v) => redactArguments(v, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = SECRET_NAME.test(k) ? REDACTED : redactArguments(v, depth + 1);
+  return out;
+}
+
+/** The audit log: one row per admin mutation / data-changing CLI command, and its reader. */
+export class AuditService {
+  /**
+   * Appends a row on `em`'s connection, so inside the caller's open transaction it commits or
+   * rolls back with the change it describes.
+   */
+  async record(em: EntityManager, r: AuditRecord): Promise<void> {
+    await em.execute(
+      'insert into audit_log (actor, operator_id, operation, arguments, outcome, request_id) values (?, ?, ?, ?::jsonb, ?, ?)',
+      [r.operator.name, r.operator.id, r.operation, JSON.stringify(redactArguments(r.args)), r.outcome, r.requestId],
+    );
+  }
+
+  /** Newest first, a cursor page, filtered. */
+  list(em: EntityManager, filter: AuditFilter, first?: number, after?: string): Promise<Page<AuditEntry>> {
+    const where: FilterQuery<AuditEntry> = {};
+    if (filter.operator) Object.assign(where, isUuid(filter.operator) ? { operatorId: filter.operator } : { actor: filter.operator });
+    if (filter.operation) where.operation = filter.operation;
+    if (filter.from || filter.to) {
+      where.createdAt = { ...(filter.from ? { $gte: filter.from } : {}), ...(filter.to ? { $lt: filter.to } : {}) };
+    }
+    return paginate(em, AuditEntry, where, first, after);
+  }
+}

@@ -1,0 +1,149 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { AppError, badInput, notFound } from '../errors.js';
+import { sha256Hex } from '../auth/hash.js';
+import type { AdminOperator } from '../auth/principal.js';
+import { paginate, type Page } from '../admin/pagination.js';
+import { requireUuid } from '../uuid.js';
+import { Operator } from './operator.entity.js';
+
+/** Every operator token starts with this; the rest is 32 random bytes, base64url. */
+export const OPERATOR_TOKEN_PREFIX = 'op_';
+const TOKEN_SHAPE = /^op_[A-Za-z0-9_-]{43}$/;
+
+/** The bootstrap ADMIN_TOKEN acts as this operator. */
+export const ROOT_OPERATOR: AdminOperator = Object.freeze({ id: null, name: 'root' });
+/** The `wallet-gateway` CLI acts as this operator. */
+export const CLI_OPERATOR: AdminOperator = Object.freeze({ id: null, name: 'cli' });
+/** Names the audit log already gives to root and the CLI; no operator may take them. */
+const RESERVED_NAMES = new Set([ROOT_OPERATOR.name, CLI_OPERATOR.name]);
+
+/** A freshly issued operator: the token is shown here once and never stored. */
+export interface IssuedOperator {
+  operatorId: string;
+  name: string;
+  token: string;
+  createdAt: Date;
+}
+
+interface CachedOperator {
+  /** null: no operator has this token. */
+  operator: { id: string; name: string; tokenHash: Buffer; revoked: boolean } | null;
+  fetchedAt: number;
+}
+
+/** Why an operator token was refused; logged, never told to the caller. */
+export type OperatorRejection = 'malformed' | 'unknown_token' | 'revoked';
+
+/**
+ * Operator identities: issue, revoke, list and verify operator tokens (admin credentials with
+ * a name). A verified token's row is cached for `keyCacheTtlMs` (≤ 4 s, like secret keys), so a
+ * revocation is refused by every instance within 5 seconds.
+ */
+export class OperatorService {
+  private readonly cache = new Map<string, CachedOperator>();
+  private readonly inflight = new Map<string, Promise<CachedOperator>>();
+  private static readonly MAX_ENTRIES = 10_000;
+
+  constructor(
+    private readonly config: Config,
+    private readonly forkEm: () => EntityManager,
+    private readonly log: Logger,
+  ) {}
+
+  /** Creates an operator and its token (`op_` + 32 random bytes); only the token's SHA-256 is kept. */
+  async create(em: EntityManager, name: string): Promise<IssuedOperator> {
+    const trimmed = typeof name === 'string' ? name.trim() : '';
+    if (trimmed.length < 1 || trimmed.length > 100) throw badInput('name must be 1-100 characters');
+    if (RESERVED_NAMES.has(trimmed.toLowerCase())) throw badInput(`name "${trimmed}" is reserved`);
+    const token = `${OPERATOR_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
+    const id = randomUUID();
+    const taken = () => new AppError('CONFLICT', 'An active operator already has this name');
+    const [existing] = await em.execute('select 1 from operators where lower(name) = lower(?) and revoked_at is null', [trimmed]);
+    if (existing) throw taken();
+    try {
+      const [row] = await em.transactional((tem) =>
+        tem.execute<Array<{ created_at: Date }>>(
+          'insert into operators (id, name, token_hash) values (?, ?, ?) returning created_at',
+          [id, trimmed, sha256Hex(token)],
+        ),
+      );
+      return { operatorId: id, name: trimmed, token, createdAt: row!.created_at };
+    } catch (err) {
+      if (err instanceof UniqueConstraintViolationException) throw taken();
+      throw err;
+    }
+  }
+
+  /** Revokes an operator (idempotent: the first revocation time stays); refused everywhere within 5 s. */
+  async revoke(em: EntityManager, id: string): Promise<{ operatorId: string; revokedAt: Date }> {
+    requireUuid(id, 'id');
+    const [row] = await em.execute<Array<{ revoked_at: Date }>>(
+      'update operators set revoked_at = coalesce(revoked_at, now()) where id = ? returning revoked_at',
+      [id],
+    );
+    if (!row) throw notFound('Operator not found');
+    this.forget(id);
+    return { operatorId: id, revokedAt: row.revoked_at };
+  }
+
+  /** Newest first, a cursor page; tokens are never part of it. */
+  list(em: EntityManager, first?: number, after?: string): Promise<Page<Operator>> {
+    return paginate(em, Operator, {}, first, after);
+  }
+
+  /** The operator behind a token, or UNAUTHENTICATED `Invalid admin token`. */
+  async verify(token: string, log: Logger = this.log): Promise<AdminOperator> {
+    const result = await this.check(token);
+    if ('reason' in result) {
+      log.info({ reason: result.reason }, 'operator token rejected');
+      throw new AppError('UNAUTHENTICATED', 'Invalid admin token');
+    }
+    return result;
+  }
+
+  /** Drops an operator's cached rows (after its revocation on this instance). */
+  forget(operatorId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.operator?.id === operatorId) this.cache.delete(hash);
+  }
+
+  private async check(token: string): Promise<AdminOperator | { reason: OperatorRejection }> {
+    if (!TOKEN_SHAPE.test(token)) return { reason: 'malformed' };
+    const hash = sha256Hex(token);
+    const { operator } = await this.lookup(hash);
+    // The row was found by its hash; the comparison still runs in constant time.
+    if (!operator || !timingSafeEqual(Buffer.from(hash, 'hex'), operator.tokenHash)) return { reason: 'unknown_token' };
+    if (operator.revoked) return { reason: 'revoked' };
+    return { id: operator.id, name: operator.name };
+  }
+
+  private lookup(hash: string): Promise<CachedOperator> {
+    const hit = this.cache.get(hash);
+    if (hit && Date.now() - hit.fetchedAt < this.config.keyCacheTtlMs) return Promise.resolve(hit);
+    let pending = this.inflight.get(hash);
+    if (!pending) {
+      pending = this.fetch(hash).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, pending);
+    }
+    return pending;
+  }
+
+  private async fetch(hash: string): Promise<CachedOperator> {
+    const row = await this.forkEm().findOne(Operator, { tokenHash: hash });
+    const entry: CachedOperator = {
+      operator: row
+        ? { id: row.id, name: row.name, tokenHash: Buffer.from(row.tokenHash, 'hex'), revoked: row.revokedAt !== null }
+        : null,
+      fetchedAt: Date.now(),
+    };
+    if (this.cache.size >= OperatorService.MAX_ENTRIES) {
+      const oldest = this.cache.keys().next().value;
+      if (oldest !== undefined) this.cache.delete(oldest);
+    }
+    this.cache.delete(hash);
+    this.cache.set(hash, entry);
+    return entry;
+  }
+}
