@@ -65,12 +65,12 @@ export class OperatorService {
     if (existing) throw taken();
     try {
       const [row] = await em.transactional((tem) =>
-        tem.execute<Array<{ created_at: Date }>>(
+        tem.execute<Array<{ created_at: Date | string }>>(
           'insert into operators (id, name, token_hash) values (?, ?, ?) returning created_at',
           [id, trimmed, sha256Hex(token)],
         ),
       );
-      return { operatorId: id, name: trimmed, token, createdAt: row!.created_at };
+      return { operatorId: id, name: trimmed, token, createdAt: new Date(row!.created_at) };
     } catch (err) {
       if (err instanceof UniqueConstraintViolationException) throw taken();
       throw err;
@@ -80,13 +80,13 @@ export class OperatorService {
   /** Revokes an operator (idempotent: the first revocation time stays); refused everywhere within 5 s. */
   async revoke(em: EntityManager, id: string): Promise<{ operatorId: string; revokedAt: Date }> {
     requireUuid(id, 'id');
-    const [row] = await em.execute<Array<{ revoked_at: Date }>>(
-      'update operators set revoked_at = coalesce(revoked_at, now()) where id = ? returning revoked_at',
+    const [row] = await em.execute<Array<{ revoked_at: Date | string }>>(
+      `update operators set revoked_at = coalesce(revoked_at, date_trunc('milliseconds', now())) where id = ? returning revoked_at`,
       [id],
     );
     if (!row) throw notFound('Operator not found');
     this.forget(id);
-    return { operatorId: id, revokedAt: row.revoked_at };
+    return { operatorId: id, revokedAt: new Date(row.revoked_at) };
   }
 
   /** Newest first, a cursor page; tokens are never part of it. */
