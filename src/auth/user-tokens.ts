@@ -2,6 +2,7 @@ import { createSecretKey, type KeyObject } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import type { Config } from '../config.js';
 import { AppError } from '../errors.js';
+import { isUuid } from '../uuid.js';
 
 /** The HMAC keys, imported once per secret (jose would import a byte array on every call). */
 const hmacKeys = new Map<string, KeyObject>();
@@ -39,7 +40,8 @@ export async function verifyUserTokenClaims(config: Config, token: string): Prom
       algorithms: ['HS256'],
       requiredClaims: ['exp', 'sub'],
     });
-    if (typeof payload.sub !== 'string' || payload.sub.length === 0) throw new Error('no subject');
+    // A user id is a UUID: anything else is not one of our users (and must not reach SQL as one).
+    if (!isUuid(payload.sub)) throw new Error('subject is not a user id');
     return { userId: payload.sub, expiresAt: payload.exp! * 1000 };
   } catch {
     throw new AppError('UNAUTHENTICATED', 'Invalid access token');

@@ -22,6 +22,8 @@ export async function createApollo({ schema, config, logger, validationRules }: 
     introspection: config.appEnv !== 'production',
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
+    // No automatic persisted queries: nothing uses them, and a hash mismatch came out as INTERNAL_SERVER_ERROR.
+    persistedQueries: false,
     includeStacktraceInErrorResponses: false,
     // main.ts owns the signals (drain, close the pool, exit 0); Apollo's own handler would re-raise SIGTERM.
     stopOnTerminationSignals: false,
@@ -32,6 +34,14 @@ export async function createApollo({ schema, config, logger, validationRules }: 
       {
         async requestDidStart() {
           return {
+            async didResolveOperation({ operation }) {
+              // graphql-js would "execute" a subscription once over HTTP and fail on its null root (a 500).
+              if (operation?.operation === 'subscription') {
+                throw new GraphQLError('Subscriptions are served over WebSocket (graphql-ws) on /graphql', {
+                  extensions: { code: 'BAD_USER_INPUT', statusCode: 400, http: { status: 400 } },
+                });
+              }
+            },
             async didEncounterErrors({ errors, contextValue }) {
               for (const error of errors) {
                 if (isUnexpectedError(error)) (contextValue?.log ?? logger).error({ err: unwrapResolverError(error) }, 'unexpected GraphQL error');
