@@ -3,6 +3,7 @@
 // contract tests use ./rest.ts, whose wrappers return the raw HttpResult.
 import { gql, http } from './app.js';
 import type { Database } from '../../src/db/database.js';
+import { checkLedger } from '../../src/ledger/ledger-check.js';
 
 /** Creates a payment request through REST and returns its id. */
 export async function requestPayment(
@@ -51,21 +52,11 @@ export async function balances(db: Database, walletId: string, developerId: stri
 
 /**
  * The ledger invariant: for every wallet and every developer the sum of its ledger entries
- * equals its balance. Returns the accounts that disagree (none when consistent).
+ * equals its balance. Returns the accounts that disagree (none when consistent), from the same
+ * check internal tools run as `ledgerCheck`.
  */
 export async function ledgerMismatches(db: Database): Promise<unknown[]> {
-  const em = db.orm.em.fork();
-  return em.execute(
-    `select 'wallet' as account, w.id, w.balance, coalesce(sum(l.amount), 0) as ledger
-       from wallets w left join ledger_entries l on l.wallet_id = w.id
-      group by w.id, w.balance having w.balance <> coalesce(sum(l.amount), 0)
-     union all
-     select 'developer', b.developer_id::text, b.balance, coalesce((select sum(amount) from ledger_entries l
-              where l.developer_id = b.developer_id and l.currency = b.currency), 0)
-       from developer_balances b
-      where b.balance <> coalesce((select sum(amount) from ledger_entries l
-              where l.developer_id = b.developer_id and l.currency = b.currency), 0)`,
-  );
+  return (await checkLedger(db.orm.em.fork())).mismatches;
 }
 
 /** Counts rows of a table matching a payment request. */
