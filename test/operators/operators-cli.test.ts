@@ -84,7 +84,10 @@ test('data-changing commands are audited as cli, failures with their code; one r
   const [last] = await sql('select actor, operation, arguments, outcome from audit_log order by id desc limit 1');
   expect(last).toEqual({ actor: 'cli', operation: 'topUpWallet', arguments: { walletId: `wlt_${'y'.repeat(20)}`, amount: 5 }, outcome: 'NOT_FOUND' });
 
-  // Reading commands write nothing.
+  // Reading commands write nothing; the usage lists the operator commands.
+  const help = await runCli(['--help'], env);
+  expect(help.stdout).toContain('operator:create --name N');
+  expect(help.stdout).toContain('operator:revoke --operator ID');
   const count = (await sql<{ n: number }>('select count(*)::int as n from audit_log'))[0]!.n;
   await ok(['user:token', '--username', 'alice']);
   expect((await sql<{ n: number }>('select count(*)::int as n from audit_log'))[0]!.n).toBe(count);
