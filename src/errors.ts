@@ -109,10 +109,22 @@ export function describeError(err: unknown): ErrorReply {
   if (isInvalidValue(e)) {
     return { statusCode: 400, message: 'Invalid value in the request', code: 'BAD_USER_INPUT', headers: {}, kind: 'expected', cause: e };
   }
+  if (isDatabaseBusy(e)) {
+    return { statusCode: 503, message: BUSY_MESSAGE, code: 'SERVICE_UNAVAILABLE', headers: { 'Retry-After': '1' }, kind: 'unavailable', cause: e };
+  }
   if (isDatabaseUnavailable(e)) {
     return { statusCode: 503, message: UNAVAILABLE_MESSAGE, code: 'SERVICE_UNAVAILABLE', headers: {}, kind: 'unavailable', cause: e };
   }
   return { statusCode: 500, message: INTERNAL_MESSAGE, code: 'INTERNAL_SERVER_ERROR', headers: {}, kind: 'unexpected', cause: e };
+}
+
+/** What a client is told when its statement waited too long for a lock or ran too long. */
+export const BUSY_MESSAGE = 'The database is busy (a lock or statement timed out); try again';
+
+/** lock_timeout (55P03 lock_not_available) or statement_timeout (57014 query_canceled) ended the statement. */
+function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === '55P03' || code === '57014';
 }
 
 /**

@@ -6,6 +6,9 @@ import path from 'node:path';
 import ormConfig from '../../mikro-orm.config.js';
 import { runningEmbeddedUrl, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
 
+/** How long a statement waits for a lock before giving up (PostgreSQL lock_timeout). */
+export const LOCK_TIMEOUT_MS = 3000;
+
 export interface DatabaseOptions {
   /** A PostgreSQL URL; without it an embedded PostgreSQL (PGlite) is started. */
   url?: string | undefined;
@@ -72,7 +75,9 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     driverOptions: {
       acquireConnectionTimeout: acquireMs,
       ...(opts.logger ? { log: driverLog(opts.logger) } : {}),
-      connection: { connectionTimeoutMillis: 2500, statement_timeout: 15_000 },
+      // A statement waits at most 3 s for a row lock (a stuck transaction elsewhere) and runs at most
+      // 15 s: the request then answers 503 'The database is busy' instead of hanging (src/errors.ts).
+      connection: { connectionTimeoutMillis: 2500, statement_timeout: 15_000, lock_timeout: LOCK_TIMEOUT_MS },
     },
   };
   let orm: MikroORM;

@@ -1,7 +1,6 @@
 import { GraphQLError, Kind, type ASTVisitor, type SelectionSetNode, type ValidationContext, type ValidationRule } from 'graphql';
 import type { MiddlewareFn } from 'type-graphql';
 import type { Context } from '../context.js';
-import { AppError } from '../errors.js';
 
 /** Root fields (aliases counted, fragments expanded) one operation may select; each one is database work. */
 export const MAX_ROOT_FIELDS = 10;
@@ -67,23 +66,14 @@ class Gate {
 
 const gates = new WeakMap<object, Gate>();
 
-/** True when a string anywhere in an argument value holds a NUL (PostgreSQL text cannot store one). */
-function holdsNul(value: unknown, depth = 0): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
-  if (depth > 16 || value === null || typeof value !== 'object') return false;
-  return Object.values(value as Record<string, unknown>).some((v) => holdsNul(v, depth + 1));
-}
-
 /**
- * Global resolver middleware for root fields of queries and mutations: arguments holding a NUL
- * character are refused (400) before any service sees them; each root field beyond the
+ * Global resolver middleware for root fields of queries and mutations: each root field beyond the
  * first counts one more request against the caller's rate limit (a secret key's 600 aliased reads
  * are 600 requests), and at most MAX_CONCURRENT_ROOT_FIELDS of one operation run at once, so one
  * document cannot take the whole connection pool.
  */
-export const rootFieldGate: MiddlewareFn<Context> = async ({ context, info, args }, next) => {
+export const rootFieldGate: MiddlewareFn<Context> = async ({ context, info }, next) => {
   if (info.path.prev !== undefined || info.operation.operation === 'subscription') return next();
-  if (holdsNul(args)) throw new AppError('BAD_USER_INPUT', 'Text must not contain NUL characters');
   let gate = gates.get(context);
   if (!gate) {
     gate = new Gate(MAX_CONCURRENT_ROOT_FIELDS);
