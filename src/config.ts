@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
 /** Development-only secrets: accepted (with a warning) in development, refused in production. */
@@ -32,6 +33,7 @@ const schema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   KEY_SIGNING_SECRET: secret('KEY_SIGNING_SECRET').optional(),
   USER_TOKEN_SECRET: secret('USER_TOKEN_SECRET').optional(),
   ADMIN_TOKEN: secret('ADMIN_TOKEN').optional(),
@@ -78,6 +80,8 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly dbPoolMax: number;
+  /** Worker processes `npm start` runs (node:cluster): WEB_CONCURRENCY, else one per core on a PostgreSQL server, one on the embedded database. */
+  readonly webConcurrency: number;
   readonly keySigningSecret: string;
   readonly userTokenSecret: string;
   readonly adminToken: string;
@@ -148,6 +152,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const keySigningSecret = secretOf('KEY_SIGNING_SECRET');
   const userTokenSecret = secretOf('USER_TOKEN_SECRET');
   const adminToken = secretOf('ADMIN_TOKEN');
+  if (c.WEB_CONCURRENCY !== undefined && c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
+    secretProblems.push('WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database belongs to one process)');
+  }
   if (secretProblems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${secretProblems.join('\n  ')}`);
   }
@@ -158,6 +165,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: c.DATABASE_URL,
     dataDir: c.DATA_DIR,
     dbPoolMax: c.DB_POOL_MAX,
+    webConcurrency: c.WEB_CONCURRENCY ?? (c.DATABASE_URL ? availableParallelism() : 1),
     keySigningSecret,
     userTokenSecret,
     adminToken,

@@ -1,10 +1,17 @@
 import 'reflect-metadata';
+import cluster from 'node:cluster';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger } from './logger.js';
 import { openDatabase } from './db/database.js';
 import { createGateway } from './server.js';
+import { runPrimary } from './cluster.js';
 
-/** Process entry: configuration → database (migrated) → gateway → signal handling. */
+/**
+ * Process entry: configuration → database (migrated) → gateway → signal handling. With more than
+ * one worker (`WEB_CONCURRENCY`, by default one per core on a PostgreSQL server) this process is
+ * the cluster's primary: it migrates once, then runs the workers (src/cluster.ts), each of which
+ * comes back here as a whole gateway on the shared port.
+ */
 async function main(): Promise<void> {
   let config;
   try {
@@ -23,6 +30,12 @@ async function main(): Promise<void> {
   process.on('warning', (w) => logger.warn({ warning: { name: w.name, code: (w as NodeJS.ErrnoException).code, message: w.message } }, 'process warning'));
   if (config.devSecretsInUse.length > 0) {
     logger.warn({ secrets: config.devSecretsInUse }, 'using built-in development secrets; never do this in production');
+  }
+  if (cluster.isPrimary && config.webConcurrency > 1) {
+    const migrated = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1, logger });
+    await migrated.close();
+    runPrimary({ workers: config.webConcurrency, logger });
+    return;
   }
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax, logger });
   logger.info({ database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, 'database ready, migrations applied');

@@ -14,6 +14,7 @@ import { createHttpDrain } from './http/drain.js';
 import { httpContext } from './http/operation-context.js';
 import { requestScope } from './http/request-scope.js';
 import { securityHeaders } from './http/security-headers.js';
+import { tagWorker } from './http/worker-tag.js';
 import { createProbesRouter } from './http/probes.js';
 import { answerMalformedRequests, unknownMethods } from './http/protocol.js';
 import type { GatewayState } from './http/state.js';
@@ -93,6 +94,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     app.use(router.allowedMethods());
   }
   server.on('request', drain.guard(app.callback()));
+  tagWorker(config, server, ws.wss);
 
   return {
     server,

@@ -5,6 +5,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { rm } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, DEV_DEFAULTS, loadConfig, type Config } from '../src/config.js';
@@ -32,6 +33,16 @@ function problemOf(env: NodeJS.ProcessEnv): string {
 }
 
 describe('development', () => {
+  test('WEB_CONCURRENCY: one process on the embedded database, one per core on a server, more than one only with DATABASE_URL', () => {
+    expect(loadConfig({}).webConcurrency).toBe(1);
+    expect(loadConfig({ DATABASE_URL: 'postgresql://x@127.0.0.1/db' }).webConcurrency).toBe(availableParallelism());
+    expect(loadConfig({ DATABASE_URL: 'postgresql://x@127.0.0.1/db', WEB_CONCURRENCY: '3' }).webConcurrency).toBe(3);
+    expect(loadConfig({ WEB_CONCURRENCY: '1' }).webConcurrency).toBe(1);
+    expect(() => loadConfig({ WEB_CONCURRENCY: '2' })).toThrow(/WEB_CONCURRENCY: more than one process needs DATABASE_URL/);
+    expect(() => loadConfig({ WEB_CONCURRENCY: '0' })).toThrow(ConfigError);
+    expect(() => loadConfig({ WEB_CONCURRENCY: 'many' })).toThrow(ConfigError);
+  });
+
   test('an empty environment gives the documented defaults and reports the development secrets in use', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
