@@ -33,10 +33,18 @@ export async function startSandbox({ config, services, forkEm, logger }: Sandbox
   const pages = createSandboxPages(config, services, forkEm);
   if (!config.sandboxTestWallets) return { wallets: [], pages, stop: async () => undefined };
   const log = logger.child({ component: 'sandbox' });
-  const wallets = await ensureTestWallets(forkEm, services.accounts, log);
   const responder = new TestWalletResponder(services, forkEm, log, config.sandboxDelayMs);
-  await responder.start(wallets);
-  log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
+  let wallets: TestWallet[] = [];
+  try {
+    wallets = await ensureTestWallets(forkEm, services.accounts, log);
+    await responder.start(wallets);
+    log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
+  } catch (err) {
+    // A development convenience never keeps the gateway from starting.
+    await responder.stop();
+    wallets = [];
+    log.error({ err }, 'test wallets unavailable; the gateway runs without them');
+  }
   return {
     wallets,
     pages,
