@@ -35,9 +35,13 @@ const SECRET_NAME = /token|secret|passw|passphrase|credential|private|signature|
 /** Values that are credentials of ours whatever their name: secret keys, operator tokens, JWTs. */
 const SECRET_VALUE = /^(sk_(test|live)_|op_)\S{16,}$|^eyJ[\w-]+\.[\w-]+\.[\w-]+$/;
 
+/** What jsonb cannot hold (NUL, lone surrogates) becomes U+FFFD, so an odd argument never fails the audited change. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what jsonb refuses
+const NOT_JSONB = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 /** A copy of an operation's arguments fit for the audit log: credentials masked, nesting bounded. */
 export function redactArguments(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return SECRET_VALUE.test(value) ? REDACTED : value;
+  if (typeof value === 'string') return SECRET_VALUE.test(value) ? REDACTED : value.replace(NOT_JSONB, '\uFFFD');
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Date) return value.toISOString();
   if (depth >= 8) return REDACTED;

@@ -174,6 +174,12 @@ test('arguments never carry secrets: issued keys and operator tokens are results
     expect(everything).not.toContain(secret);
   }
   expect(keyId).toBeDefined();
+
+  // Text jsonb cannot hold (a lone surrogate) is replaced, never a reason for the change to fail.
+  const odd = rid('odd');
+  const made = await call('mutation($n: String!) { createDeveloper(name: $n) { id } }', { n: 'Odd \ud800 Shop' }, op.token, odd);
+  expect(made.body.errors).toBeUndefined();
+  expect(await rowsOf(odd)).toEqual([expect.objectContaining({ operation: 'createDeveloper', arguments: { name: 'Odd \ufffd Shop' }, outcome: 'ok' })]);
   expect(everything).toContain(dev.developerId);
 
   // The rule itself: credential names are masked at any depth, ids stay, credential-looking values go too.
