@@ -8,8 +8,10 @@ export interface HttpDrain {
   /** True once `close()` has been called. */
   readonly draining: boolean;
   /**
-   * Wraps the app's request listener: while draining, a request is answered 503 with
-   * `Connection: close` before it runs; otherwise it runs and is counted as in flight.
+   * Wraps the app's request listener: while draining, a request on a kept-alive socket (one that
+   * already carried a request) is answered 503 with `Connection: close` before it runs; the first
+   * request of a connection accepted before the drain (e.g. handed over late by the cluster's
+   * primary) still runs, marked `Connection: close`. Running requests are counted as in flight.
    */
   guard(listener: http.RequestListener): http.RequestListener;
   /**
@@ -32,6 +34,7 @@ const SHUTTING_DOWN: ErrorBody = { statusCode: 503, message: 'Server is shutting
 export function createHttpDrain(server: http.Server): HttpDrain {
   const inFlight = new Set<http.ServerResponse>();
   const sockets = new Set<Socket>();
+  const used = new WeakSet<Socket>();
   let draining = false;
   let settled: (() => void) | undefined;
   server.on('connection', (socket: Socket) => {
@@ -46,12 +49,15 @@ export function createHttpDrain(server: http.Server): HttpDrain {
     },
     guard(listener) {
       return (req, res) => {
-        if (draining) {
+        const reused = used.has(req.socket);
+        used.add(req.socket);
+        if (draining && reused) {
           const body = JSON.stringify(SHUTTING_DOWN);
           res.writeHead(503, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), Connection: 'close', 'Retry-After': '1' });
           res.end(body);
           return;
         }
+        if (draining) res.setHeader('Connection', 'close');
         inFlight.add(res);
         res.once('close', () => {
           inFlight.delete(res);
