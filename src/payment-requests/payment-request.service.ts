@@ -134,9 +134,15 @@ export class PaymentRequestService {
   /** A request of this developer's, or NOT_FOUND (also for anyone else's id). */
   async getForDeveloper(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
     requireUuid(id);
-    const pr = await em.findOne(PaymentRequest, { id, developerId });
-    if (!pr) throw notFound('Payment request not found');
-    return pr;
+    // The hot status read: one hand-written statement mapped to the entity (with `overdue`, by the
+    // database's clock, as the entity's formula reads it); the ORM's query building cost more CPU
+    // than the whole rest of the read (bench/, #10).
+    const [row] = await em.execute<Array<Record<string, unknown>>>(
+      `select pr.*, ${overdueSql('pr')} as overdue from payment_requests pr where pr.id = ? and pr.developer_id = ?`,
+      [id, developerId],
+    );
+    if (!row) throw notFound('Payment request not found');
+    return em.map(PaymentRequest, row);
   }
 
   /**
