@@ -18,7 +18,9 @@ import { cliEnv, runCli } from '../helpers/cli.js';
 const SANDBOX_ENV = {
   SANDBOX_TEST_WALLETS: 'true',
   SANDBOX_DELAY_MS: '50',
-  PAYMENT_REQUEST_TTL_SECONDS: '2',
+  // Long enough that a scripted answer lands before expiry on a busy 2-core machine; the expiry
+  // outcomes wait for it (reads say EXPIRED from expiresAt on).
+  PAYMENT_REQUEST_TTL_SECONDS: '5',
   EXPIRY_SWEEP_INTERVAL_MS: '100',
   RATE_LIMIT_PER_SECOND: '100000',
   LOOKUP_LIMIT_PER_MINUTE: '100000',
@@ -26,7 +28,7 @@ const SANDBOX_ENV = {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Polls a condition (as a merchant polls the status) until it holds, or fails after `timeoutMs`. */
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
+async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await read();
@@ -153,8 +155,8 @@ describe('test wallets in development', () => {
     try {
       await untilSubscribed(app.gateway.services.events, before + 2);
       const id = await requestPayment(app.baseUrl, sk, walletId, 2);
-      expect(await requested.next(5000)).toEqual({ paymentRequested: { id, status: 'PENDING', merchantName: 'Test Shop' } });
-      const update = await updated.next(5000);
+      expect(await requested.next(15_000)).toEqual({ paymentRequested: { id, status: 'PENDING', merchantName: 'Test Shop' } });
+      const update = await updated.next(15_000);
       expect(update).toEqual({ paymentRequestUpdated: { id, status: 'APPROVED', transactionId: expect.stringMatching(UUID) } });
     } finally {
       requested.dispose();
