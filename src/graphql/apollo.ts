@@ -20,6 +20,8 @@ export async function createApollo({ schema, config, logger, validationRules }: 
   const apollo = new ApolloServer<Context>({
     schema,
     introspection: config.appEnv !== 'production',
+    // Without introspection, "Did you mean …?" in validation errors would still reveal the schema.
+    hideSchemaDetailsFromClientErrors: config.appEnv === 'production',
     csrfPrevention: true,
     allowBatchedHttpRequests: false,
     // No automatic persisted queries: nothing uses them, and a hash mismatch came out as INTERNAL_SERVER_ERROR.

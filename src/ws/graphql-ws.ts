@@ -63,6 +63,12 @@ function closeAtExpiry(socket: WsExtra['socket'], expiresAt: number): () => void
   return () => clearTimeout(timer);
 }
 
+/** The same error without graphql-js's "Did you mean …?" (production has no introspection to reveal). */
+function withoutSuggestions(error: GraphQLError): GraphQLError {
+  const message = error.message.replace(/ ?Did you mean(.+?)\?$/, '');
+  return message === error.message ? error : new GraphQLError(message, { nodes: error.nodes, extensions: error.extensions });
+}
+
 /** A coded GraphQL error refusing one operation (the socket stays open). */
 const refused = (code: 'RATE_LIMITED' | 'UNAUTHENTICATED', message: string): readonly GraphQLError[] => [new AppError(code, message)];
 
@@ -140,7 +146,7 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
           return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error')];
         }
         const errors = validate(schema, document, rules);
-        if (errors.length > 0) return errors;
+        if (errors.length > 0) return config.appEnv === 'production' ? errors.map(withoutSuggestions) : errors;
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
       context: (ctx): Promise<Context> =>

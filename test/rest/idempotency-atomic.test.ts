@@ -49,6 +49,11 @@ test('a failure while recording the answer undoes the create; the retry creates 
   try {
     const failed = await create(dev.secretKey, 'crash-1', user.walletId);
     expect(failed.status).toBe(500);
+    // #10: the error is logged with the statement's shape, not the values it carried.
+    const logged = app.logs.filter((l) => l.includes('simulated crash'));
+    expect(logged.length).toBeGreaterThan(0);
+    expect(logged.filter((l) => l.includes('crash-1') || l.includes(dev.developerId))).toEqual([]);
+    expect(logged.some((l) => l.includes('update idempotency_keys set'))).toBe(true);
     expect(await sql(`select 1 from payment_requests where developer_id = ? and idempotency_key = 'crash-1'`, [dev.developerId])).toEqual([]);
   } finally {
     await sql(`drop trigger test_fail_completion on idempotency_keys`);
