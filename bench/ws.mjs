@@ -77,5 +77,7 @@ while (lat.length < opts.events && performance.now() < deadline) await new Promi
 lat.sort((a, b) => a - b);
 const pct = (p) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor((p / 100) * lat.length))] : NaN);
 process.stdout.write(`${JSON.stringify({ p50: pct(50), p99: pct(99), delivered: lat.length, sent: opts.events })}\n`);
-await Promise.all([client, ...idle].map((c) => c.dispose()));
+// The sockets end with this process (closing 10,000 of them one by one only takes longer).
+void client;
+void idle;
 process.exit(0);
