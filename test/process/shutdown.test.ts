@@ -80,6 +80,9 @@ test('SIGTERM: the in-flight request completes, WebSockets close with 1001, new 
   const sub = subscribe(client, 'subscription { paymentRequested { id } }');
   await withDeadline(acknowledged, 10_000, 'the WebSocket connection');
   const finish = await startSlowRequest(url);
+  // Another request answered after it: the server has read the slow request's head by now, so
+  // that request is in flight (not refused as arriving during the drain).
+  expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGTERM');
