@@ -206,7 +206,7 @@ describe('the process (node dist/src/main.js)', () => {
 
   const run = (env: NodeJS.ProcessEnv) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, timeout: 20_000 }, (err, stdout, stderr) => {
+      execFile(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env, timeout: 50_000 }, (err, stdout, stderr) => {
         const code = err ? ((err as { code?: unknown }).code as number | null) : 0;
         resolve({ code: typeof code === 'number' ? code : null, stdout, stderr });
       });
@@ -243,7 +243,7 @@ describe('the process (node dist/src/main.js)', () => {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const listening = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`did not start: ${stdout}${stderr}`)), 25_000);
+      const timer = setTimeout(() => reject(new Error(`did not start: ${stdout}${stderr}`)), 60_000);
       child.stdout.on('data', (d: Buffer) => {
         stdout += d.toString();
         const line = stdout.split('\n').find((l) => l.includes('wallet gateway listening'));
@@ -272,5 +272,5 @@ describe('the process (node dist/src/main.js)', () => {
       await exited;
       clearTimeout(hard);
     }
-  }, 40_000);
+  }, 90_000);
 });
