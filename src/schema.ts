@@ -13,13 +13,15 @@ import { createPubSub } from '@graphql-yoga/subscription';
 import { authChecker } from './auth/authorization.js';
 import { rootFieldGate } from './graphql/root-fields.js';
 import { refuseNulArguments } from './graphql/text-arguments.js';
+import { EventResolver } from './events/event.resolver.js';
+import { WebhookEndpointResolver } from './webhooks/webhook-endpoint.resolver.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The one GraphQL schema; built once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver],
+    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver],
     // type-graphql insists on a PubSub once a subscription exists; ours subscribe through the
     // per-instance EventHub in the context instead, so this one stays unused.
     pubSub: createPubSub(),

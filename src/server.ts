@@ -57,6 +57,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   await services.events.start();
   const sweeper = new ExpirySweeper(services.payments, services.forkEm, config.expirySweepIntervalMs, logger);
   sweeper.start();
+  services.deliveries.start();
   const maintenance = new Maintenance(services.forkEm, logger);
   maintenance.start();
   const sandbox = await startSandbox({ config, services, forkEm: services.forkEm, logger }); // development only
@@ -117,7 +118,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       // WebSocket is closed with 1001 (going away); then Apollo and the background work stop.
       await Promise.all([drain.close(8000), ws.dispose()]);
       await apollo.stop();
-      await Promise.all([sweeper.stop(), maintenance.stop(), sandbox?.stop()]);
+      await Promise.all([sweeper.stop(), maintenance.stop(), sandbox?.stop(), services.deliveries.stop()]);
       await services.events.close();
     },
   };

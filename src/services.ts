@@ -11,6 +11,10 @@ import { DeveloperService } from './developers/developer.service.js';
 import { EventHub } from './events/event-hub.js';
 import { InProcessSource, PgListenSource } from './events/event-source.js';
 import { RateLimits } from './rate-limit.js';
+import { EventService } from './events/event.service.js';
+import { SecretBox } from './webhooks/secret-box.js';
+import { WebhookEndpointService } from './webhooks/webhook-endpoint.service.js';
+import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { Metrics } from './observability/metrics.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
@@ -33,6 +37,12 @@ export interface Services {
   readonly auth: Authenticator;
   /** This instance's event fan-out to subscribers. */
   readonly events: EventHub;
+  /** The events API (a developer's events read from the outbox). */
+  readonly eventLog: EventService;
+  /** Merchants' webhook endpoints. */
+  readonly webhookEndpoints: WebhookEndpointService;
+  /** This instance's webhook delivery worker (started with the server; woken with the outbox readers). */
+  readonly deliveries: DeliveryWorker;
   /** Per-secret-key limits shared by all instances. */
   readonly limits: RateLimits;
   readonly metrics: Metrics;
@@ -53,6 +63,9 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const keys = new SecretKeyVerifier(config, forkEm, logger);
   const transactions = new TransactionService();
   const operators = new OperatorService(config, forkEm, logger);
+  const secretBox = new SecretBox(config.keySigningSecret);
+  const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger);
+  events.onWake(() => deliveries.wake());
   return {
     config,
     forkEm,
@@ -65,6 +78,9 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     audit: new AuditService(),
     auth: createAuthenticator(config, keys, operators),
     events,
+    eventLog: new EventService(),
+    webhookEndpoints: new WebhookEndpointService(config, secretBox),
+    deliveries,
     limits: new RateLimits(db.orm.em.getKnex(), {
       requestsPerSecond: config.rateLimitPerSecond,
       lookupsPerMinute: config.lookupLimitPerMinute,

@@ -1,8 +1,8 @@
-import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
 import { CurrentDeveloper, CurrentUser, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer, UserPrincipal as User } from '../auth/principal.js';
-import { PaymentRequestResponse, PaymentRequestView, RequestPaymentInput } from './payment-request.types.js';
+import { PaymentRequestPage, PaymentRequestResponse, PaymentRequestView, RequestPaymentInput } from './payment-request.types.js';
 
 /** Payment requests: the developer's operations and the wallet app's decisions. */
 @Resolver()
@@ -27,6 +27,20 @@ export class PaymentRequestResolver {
   })
   async paymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<PaymentRequestView> {
     return PaymentRequestView.from(await ctx.services.payments.getForDeveloper(ctx.em, dev.developerId, id));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Query(() => PaymentRequestPage, {
+    description: 'Developer (secret key): my requests with this reference, newest first. REST: GET /api/v1/wallet/payment-requests?reference=.',
+  })
+  async paymentRequestsByReference(
+    @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
+    @Arg('reference', () => String, { nullable: true, description: 'Required: the reference given at creation.' }) reference?: string | null,
+    @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
+  ): Promise<PaymentRequestPage> {
+    const page = await ctx.services.payments.listByReference(ctx.em, dev.developerId, reference, limit);
+    return Object.assign(new PaymentRequestPage(), { data: page.data.map((pr) => PaymentRequestView.from(pr)), hasMore: page.hasMore });
   }
 
   @Authorized(Role.DEVELOPER)

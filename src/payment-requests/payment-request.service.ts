@@ -175,6 +175,16 @@ export class PaymentRequestService {
     return paginate(em, PaymentRequest, where, first, after);
   }
 
+  /** A developer's requests carrying its `reference` (not unique), newest first, at most `limit` (1-100, default 20). */
+  async listByReference(em: EntityManager, developerId: string, reference: string | null | undefined, limit: number | null | undefined) {
+    if (reference === undefined || reference === null) throw badInput('reference is required');
+    const checked = parseMerchantFields({ reference }).reference!;
+    const n = limit ?? 20;
+    if (!Number.isInteger(n) || n < 1 || n > 100) throw badInput('limit must be an integer from 1 to 100');
+    const found = await em.find(PaymentRequest, { developerId, reference: checked }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: n + 1 });
+    return { data: found.slice(0, n), hasMore: found.length > n };
+  }
+
   /** Requests still awaiting this user's decision (catch-up after a reconnect), oldest first. */
   async listPendingForUser(em: EntityManager, userId: string): Promise<PaymentRequest[]> {
     const rows = await em.execute(

@@ -79,6 +79,15 @@ export const PAYMENT_REQUEST_STATUS_FIELDS = [
   'metadata',
 ] as const satisfies ReadonlyArray<keyof PaymentRequestView>;
 
+@ObjectType('PaymentRequestPage', { description: 'Payment requests, newest first.' })
+export class PaymentRequestPage {
+  @Field(() => [PaymentRequestView])
+  data!: PaymentRequestView[];
+
+  @Field(() => Boolean, { description: 'More requests match than were returned (raise limit, up to 100).' })
+  hasMore!: boolean;
+}
+
 @ObjectType('PaymentRequestResponse', { description: 'Result of requestPayment.' })
 export class PaymentRequestResponse {
   @Field(() => Boolean)

@@ -57,7 +57,7 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       const result = await execute({
         schema: deps.schema,
         document: prepared.document,
-        variableValues: route.variables(ctx.params as Record<string, string>, body, idempotencyKey),
+        variableValues: route.variables(ctx.params as Record<string, string>, body, idempotencyKey, ctx.query),
         contextValue: context,
       });
       if (!result.errors?.length) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
@@ -112,6 +112,7 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       send(ctx, response);
     };
     if (route.method === 'GET') router.get(route.path, handler);
+    else if (route.method === 'DELETE') router.delete(route.path, handler);
     else router.post(route.path, handler);
   }
   return router;

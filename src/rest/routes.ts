@@ -1,18 +1,35 @@
 import { PAYMENT_REQUEST_STATUS_FIELDS } from '../payment-requests/payment-request.types.js';
 import { TRANSACTION_FIELDS } from '../transactions/transaction.types.js';
 
-/** One REST route: a line of the table. The route only maps path and body to GraphQL variables. */
+/** A parsed query string: a repeated parameter arrives as a list. */
+export type QueryParams = Record<string, string | string[] | undefined>;
+
+/** One REST route: a line of the table. The route only maps path, query and body to GraphQL variables. */
 export interface RestRoute {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   /** Koa router path under /api/v1. */
   readonly path: string;
   /** The GraphQL operation this route runs; its single root field is the response body. */
   readonly operation: string;
   /** Whether the route reads a JSON body. */
   readonly body: boolean;
-  /** Path parameters, body and Idempotency-Key → operation variables. */
-  variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null): Record<string, unknown>;
+  /** Path parameters, body, Idempotency-Key and query → operation variables. */
+  variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null, query?: QueryParams): Record<string, unknown>;
 }
+
+/** A query parameter as one string (the first of a repeated one). */
+const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+
+/** An integer query parameter; anything else goes through as text, which the Int variable refuses with a 400. */
+const integer = (v: string | string[] | undefined): number | string | undefined => {
+  const s = one(v);
+  return s !== undefined && /^\d{1,9}$/.test(s) ? Number(s) : s;
+};
+
+const WEBHOOK_ENDPOINT_FIELDS = 'id url events status disabledReason createdAt';
+const EVENT_FIELDS = 'id type createdAt data';
+const EVENT_DETAIL_FIELDS = `${EVENT_FIELDS} deliveries { endpointId status attempts nextAttemptAt deliveredAt lastError }
+  attempts { endpointId attemptedAt httpStatus error durationMs }`;
 
 const PAYMENT_REQUEST_FIELDS = PAYMENT_REQUEST_STATUS_FIELDS.join(' ');
 
@@ -56,5 +73,65 @@ export const REST_ROUTES: readonly RestRoute[] = [
     body: false,
     operation: `query WalletId($identifier: String!) { walletId(identifier: $identifier) { walletId } }`,
     variables: (params) => ({ identifier: params.identifier }),
+  },
+  {
+    method: 'GET',
+    path: '/wallet/payment-requests',
+    body: false,
+    operation: `query PaymentRequestsByReference($reference: String, $limit: Int) {
+      paymentRequestsByReference(reference: $reference, limit: $limit) { data { ${PAYMENT_REQUEST_FIELDS} } hasMore }
+    }`,
+    variables: (_params, _body, _key, query = {}) => ({ reference: one(query.reference), limit: integer(query.limit) }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints',
+    body: true,
+    operation: `mutation CreateWebhookEndpoint($input: CreateWebhookEndpointInput!) {
+      createWebhookEndpoint(input: $input) { ${WEBHOOK_ENDPOINT_FIELDS} secret }
+    }`,
+    variables: (_params, body) => ({ input: body }),
+  },
+  {
+    method: 'GET',
+    path: '/webhook-endpoints',
+    body: false,
+    operation: `query WebhookEndpoints { webhookEndpoints { data { ${WEBHOOK_ENDPOINT_FIELDS} } } }`,
+    variables: () => ({}),
+  },
+  {
+    method: 'DELETE',
+    path: '/webhook-endpoints/:endpointId',
+    body: false,
+    operation: `mutation DeleteWebhookEndpoint($id: ID!) { deleteWebhookEndpoint(id: $id) { ${WEBHOOK_ENDPOINT_FIELDS} } }`,
+    variables: (params) => ({ id: params.endpointId }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/:endpointId/rotate-secret',
+    body: false,
+    operation: `mutation RotateWebhookEndpointSecret($id: ID!) { rotateWebhookEndpointSecret(id: $id) { ${WEBHOOK_ENDPOINT_FIELDS} secret } }`,
+    variables: (params) => ({ id: params.endpointId }),
+  },
+  {
+    method: 'GET',
+    path: '/events',
+    body: false,
+    operation: `query Events($after: String, $limit: Int) { events(after: $after, limit: $limit) { data { ${EVENT_FIELDS} } hasMore nextAfter } }`,
+    variables: (_params, _body, _key, query = {}) => ({ after: one(query.after), limit: integer(query.limit) }),
+  },
+  {
+    method: 'GET',
+    path: '/events/:eventId',
+    body: false,
+    operation: `query Event($id: ID!) { event(id: $id) { ${EVENT_DETAIL_FIELDS} } }`,
+    variables: (params) => ({ id: params.eventId }),
+  },
+  {
+    method: 'POST',
+    path: '/events/:eventId/resend',
+    body: false,
+    operation: `mutation ResendEvent($id: ID!) { resendEvent(id: $id) { ${EVENT_DETAIL_FIELDS} } }`,
+    variables: (params) => ({ id: params.eventId }),
   },
 ];

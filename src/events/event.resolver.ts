@@ -1,0 +1,36 @@
+import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
+import type { Context } from '../context.js';
+import { CurrentDeveloper, Role } from '../auth/authorization.js';
+import type { DeveloperPrincipal as Developer } from '../auth/principal.js';
+import { EventDetailView, EventPageView } from './event.types.js';
+
+/** The events API (pull): a developer's own events, their deliveries, and resending. */
+@Resolver()
+export class EventResolver {
+  @Authorized(Role.DEVELOPER)
+  @Query(() => EventPageView, { description: 'Developer (secret key): my events, oldest first. REST: GET /api/v1/events?after=&limit=.' })
+  async events(
+    @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
+    @Arg('after', () => String, { nullable: true, description: 'The id of the last event already read.' }) after?: string | null,
+    @Arg('limit', () => Int, { nullable: true, description: '1-100, default 50.' }) limit?: number | null,
+  ): Promise<EventPageView> {
+    return EventPageView.from(await ctx.services.eventLog.list(ctx.em, dev.developerId, after, limit));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Query(() => EventDetailView, { description: 'Developer (secret key): one event with its deliveries. REST: GET /api/v1/events/{id}.' })
+  async event(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<EventDetailView> {
+    return EventDetailView.fromDetail(await ctx.services.eventLog.get(ctx.em, dev.developerId, id));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => EventDetailView, {
+    description: 'Developer (secret key): send an event again to my enabled endpoints. REST: POST /api/v1/events/{id}/resend.',
+  })
+  async resendEvent(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<EventDetailView> {
+    const detail = await ctx.services.eventLog.resend(ctx.em, dev.developerId, id);
+    ctx.services.deliveries.wake();
+    return EventDetailView.fromDetail(detail);
+  }
+}

@@ -1,0 +1,139 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { badInput, notFound } from '../errors.js';
+import type { EventPayload } from './events.js';
+
+export const DEFAULT_EVENTS_LIMIT = 50;
+export const MAX_EVENTS_LIMIT = 100;
+
+/** One page of a developer's events, oldest first. */
+export interface EventPage {
+  data: EventPayload[];
+  hasMore: boolean;
+  /** Pass as `after` for the next page (the last event's id), null on an empty page. */
+  nextAfter: string | null;
+}
+
+/** A delivery of an event to one endpoint. */
+export interface DeliveryRecord {
+  endpointId: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  attempts: number;
+  nextAttemptAt: Date | null;
+  deliveredAt: Date | null;
+  lastError: string | null;
+}
+
+/** One POST to an endpoint. */
+export interface AttemptRecord {
+  endpointId: string;
+  attemptedAt: Date;
+  httpStatus: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface EventDetail {
+  event: EventPayload;
+  deliveries: DeliveryRecord[];
+  attempts: AttemptRecord[];
+}
+
+const EVENT_ID = /^evt_[A-Za-z0-9]{20,40}$/;
+
+function requireEventId(id: string, field = 'id'): string {
+  if (!EVENT_ID.test(id)) throw badInput(`${field} must be an event id (evt_...)`);
+  return id;
+}
+
+/**
+ * The events API: a developer reads its own events from the outbox (pull), sees their
+ * deliveries, and asks for one to be sent again. Only settled rows are listed (their writing
+ * transaction is older than every running one), in (xid, position) order, so paging with
+ * `after` never skips an event that committed late.
+ */
+export class EventService {
+  async list(em: EntityManager, developerId: string, after: string | null | undefined, limit: number | null | undefined): Promise<EventPage> {
+    const n = limit ?? DEFAULT_EVENTS_LIMIT;
+    if (!Number.isInteger(n) || n < 1 || n > MAX_EVENTS_LIMIT) throw badInput(`limit must be an integer from 1 to ${MAX_EVENTS_LIMIT}`);
+    let cursor: { xid: string; position: string } = { xid: '0', position: '0' };
+    if (after !== undefined && after !== null) {
+      const [row] = await em.execute<Array<{ xid: string; position: string }>>(
+        'select xid::text as xid, position::text as position from events where id = ? and developer_id = ?',
+        [requireEventId(after, 'after'), developerId],
+      );
+      if (!row) throw notFound('Event not found');
+      cursor = row;
+    }
+    const rows = await em.execute<Array<{ payload: EventPayload }>>(
+      `select payload from events
+        where developer_id = ? and (xid, position) > (?::xid8, ?::bigint) and xid < pg_snapshot_xmin(pg_current_snapshot())
+        order by xid, position
+        limit ?`,
+      [developerId, cursor.xid, cursor.position, n + 1],
+    );
+    const data = rows.slice(0, n).map((r) => r.payload);
+    return { data, hasMore: rows.length > n, nextAfter: data.at(-1)?.id ?? after ?? null };
+  }
+
+  async get(em: EntityManager, developerId: string, id: string): Promise<EventDetail> {
+    const [row] = await em.execute<Array<{ payload: EventPayload }>>('select payload from events where id = ? and developer_id = ?', [
+      requireEventId(id),
+      developerId,
+    ]);
+    if (!row) throw notFound('Event not found');
+    const deliveries = await em.execute<Array<Record<string, unknown>>>(
+      `select endpoint_id, status, attempts, case when status = 'PENDING' then next_attempt_at end as next_attempt_at, delivered_at, last_error
+         from webhook_deliveries where event_id = ? order by id`,
+      [id],
+    );
+    const attempts = await em.execute<Array<Record<string, unknown>>>(
+      `select endpoint_id, attempted_at, http_status, error, duration_ms from webhook_attempts where event_id = ? order by attempted_at, id limit 200`,
+      [id],
+    );
+    const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
+    return {
+      event: row.payload,
+      deliveries: deliveries.map((d) => ({
+        endpointId: d.endpoint_id as string,
+        status: d.status as DeliveryRecord['status'],
+        attempts: Number(d.attempts),
+        nextAttemptAt: date(d.next_attempt_at),
+        deliveredAt: date(d.delivered_at),
+        lastError: (d.last_error as string | null) ?? null,
+      })),
+      attempts: attempts.map((a) => ({
+        endpointId: a.endpoint_id as string,
+        attemptedAt: new Date(a.attempted_at as string),
+        httpStatus: a.http_status === null ? null : Number(a.http_status),
+        error: (a.error as string | null) ?? null,
+        durationMs: Number(a.duration_ms),
+      })),
+    };
+  }
+
+  /**
+   * Sends an event again to each of the developer's enabled endpoints that want its type: a
+   * delivery that is not pending starts over (same webhook-id); a missing one is created.
+   */
+  async resend(em: EntityManager, developerId: string, id: string): Promise<EventDetail> {
+    await em.transactional(async (tem) => {
+      const [event] = await tem.execute<Array<{ id: string }>>('select id from events where id = ? and developer_id = ?', [
+        requireEventId(id),
+        developerId,
+      ]);
+      if (!event) throw notFound('Event not found');
+      await tem.execute(
+        `insert into webhook_deliveries (event_id, endpoint_id, payment_request_id, sequence)
+         select e.id, ep.id, e.payment_request_id, e.sequence
+           from events e join webhook_endpoints ep
+             on ep.developer_id = e.developer_id and ep.status = 'ENABLED' and (ep.events is null or e.type = any(ep.events))
+          where e.id = ?
+         on conflict (event_id, endpoint_id) do update
+            set status = 'PENDING', attempts = 0, next_attempt_at = now(), last_error = null, delivered_at = null
+          where webhook_deliveries.status <> 'PENDING'`,
+        [id],
+      );
+    });
+    return this.get(em, developerId, id);
+  }
+}

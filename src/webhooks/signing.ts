@@ -1,0 +1,22 @@
+import { createHmac, randomBytes } from 'node:crypto';
+
+const PREFIX = 'whsec_';
+
+/** A new signing secret in the Standard Webhooks form: `whsec_` + base64 of 32 random bytes. */
+export function newWebhookSecret(): string {
+  return PREFIX + randomBytes(32).toString('base64');
+}
+
+/**
+ * One Standard Webhooks signature: `v1,` + base64 HMAC-SHA256, keyed with the secret's decoded
+ * bytes, of `id.timestamp.body` (timestamp in seconds, body exactly as sent).
+ */
+export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/** The `webhook-signature` header: one signature per valid secret, space-separated (during a rotation, two). */
+export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
+  return secrets.map((s) => signWebhook(s, id, timestamp, body)).join(' ');
+}

@@ -1,0 +1,49 @@
+import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import type { Context } from '../context.js';
+import { CurrentDeveloper, Role } from '../auth/authorization.js';
+import type { DeveloperPrincipal as Developer } from '../auth/principal.js';
+import {
+  CreateWebhookEndpointInput,
+  WebhookEndpointListView,
+  WebhookEndpointView,
+  WebhookEndpointWithSecretView,
+} from './webhook-endpoint.types.js';
+
+/** A developer's webhook endpoints. */
+@Resolver()
+export class WebhookEndpointResolver {
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => WebhookEndpointWithSecretView, { description: 'Developer (secret key): register an endpoint. REST: POST /api/v1/webhook-endpoints.' })
+  async createWebhookEndpoint(
+    @Arg('input', () => CreateWebhookEndpointInput) input: CreateWebhookEndpointInput,
+    @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
+  ): Promise<WebhookEndpointWithSecretView> {
+    return WebhookEndpointWithSecretView.withSecret(await ctx.services.webhookEndpoints.create(ctx.em, dev.developerId, input));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Query(() => WebhookEndpointListView, { description: 'Developer (secret key): my endpoints. REST: GET /api/v1/webhook-endpoints.' })
+  async webhookEndpoints(@Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<WebhookEndpointListView> {
+    const list = await ctx.services.webhookEndpoints.list(ctx.em, dev.developerId);
+    return Object.assign(new WebhookEndpointListView(), { data: list.map(WebhookEndpointView.from) });
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => WebhookEndpointView, { description: 'Developer (secret key): delete an endpoint. REST: DELETE /api/v1/webhook-endpoints/{id}.' })
+  async deleteWebhookEndpoint(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<WebhookEndpointView> {
+    return WebhookEndpointView.from(await ctx.services.webhookEndpoints.delete(ctx.em, dev.developerId, id));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => WebhookEndpointWithSecretView, {
+    description: 'Developer (secret key): new signing secret; the old one keeps signing for 24 h. REST: POST /api/v1/webhook-endpoints/{id}/rotate-secret.',
+  })
+  async rotateWebhookEndpointSecret(
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
+  ): Promise<WebhookEndpointWithSecretView> {
+    return WebhookEndpointWithSecretView.withSecret(await ctx.services.webhookEndpoints.rotateSecret(ctx.em, dev.developerId, id));
+  }
+}
