@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { badInput, notFound } from '../errors.js';
-import type { EventPayload } from './events.js';
+import { settledHorizon, type EventPayload } from './events.js';
 
 export const DEFAULT_EVENTS_LIMIT = 50;
 export const MAX_EVENTS_LIMIT = 100;
@@ -48,7 +48,7 @@ function requireEventId(id: string, field = 'id'): string {
 /**
  * The events API: a developer reads its own events from the outbox (pull), sees their
  * deliveries, and asks for one to be sent again. Only settled rows are listed (their writing
- * transaction is older than every running one), in (xid, position) order, so paging with
+ * transaction is older than every one still running in this database), in (xid, position) order, so paging with
  * `after` never skips an event that committed late.
  */
 export class EventService {
@@ -64,12 +64,13 @@ export class EventService {
       if (!row) throw notFound('Event not found');
       cursor = row;
     }
+    const horizon = await settledHorizon(em);
     const rows = await em.execute<Array<{ payload: EventPayload }>>(
       `select payload from events
-        where developer_id = ? and (xid, position) > (?::xid8, ?::bigint) and xid < pg_snapshot_xmin(pg_current_snapshot())
+        where developer_id = ? and (xid, position) > (?::xid8, ?::bigint) and xid < ?::xid8
         order by xid, position
         limit ?`,
-      [developerId, cursor.xid, cursor.position, n + 1],
+      [developerId, cursor.xid, cursor.position, horizon, n + 1],
     );
     const data = rows.slice(0, n).map((r) => r.payload);
     return { data, hasMore: rows.length > n, nextAfter: data.at(-1)?.id ?? after ?? null };

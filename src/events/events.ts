@@ -61,6 +61,26 @@ export interface EventFacts {
   transaction?: Transaction | undefined;
 }
 
+/**
+ * The outbox's settled horizon: every transaction of this database with a lower id has ended,
+ * so rows below it can no longer appear. It is the oldest transaction still running in this
+ * database (transactions of other databases on the server cannot write our rows and must not
+ * hold us back), else the snapshot's xmax. Read rows below it in a LATER statement: a
+ * transaction that ended between the snapshot and the activity read is then visible.
+ */
+export async function settledHorizon(em: EntityManager): Promise<string> {
+  const [row] = await em.execute<Array<{ horizon: string }>>(
+    `select coalesce(
+       (select min(x) from pg_snapshot_xip(s) x
+         where (x::text::numeric % 4294967296) in (
+               select backend_xid::text::numeric from pg_stat_activity
+                where datname = current_database() and backend_xid is not null)),
+       pg_snapshot_xmax(s))::text as horizon
+       from pg_current_snapshot() s`,
+  );
+  return row!.horizon;
+}
+
 /** Transactions (of the ORM) that wrote an event, so the commit hook knows to wake the readers. */
 const wroteEvents = new WeakSet<object>();
 

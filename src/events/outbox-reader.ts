@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { EventPayload, EventType } from './events.js';
+import { settledHorizon, type EventPayload, type EventType } from './events.js';
 
 /** An outbox row as the subscription door needs it: the payload plus whose wallet it concerns. */
 export interface OutboxRow {
@@ -18,8 +18,8 @@ interface Cursor {
 const BATCH = 1000;
 
 /**
- * One instance's reader of the outbox. Reads only rows whose writing transaction is older than
- * every transaction still running (`pg_snapshot_xmin`), in (xid, position) order: such rows can
+ * One instance's reader of the outbox. Reads only rows below the settled horizon (their writing
+ * transaction is older than every one still running in this database), in (xid, position) order: such rows can
  * no longer be joined by a late commit with a lower position, so the cursor never skips one.
  * It reads on a wake-up (a commit hook, a NOTIFY hint) and every `intervalMs` to cover a missed
  * hint; at most one read runs at a time, and wake-ups during a read cause one more read.
@@ -43,10 +43,7 @@ export class OutboxReader {
   /** Starts from the present: what committed before start is for catch-up queries, not for this reader. */
   async start(): Promise<void> {
     this.stopped = false;
-    const [row] = await this.forkEm().execute<Array<{ horizon: string }>>(
-      'select pg_snapshot_xmin(pg_current_snapshot())::text as horizon',
-    );
-    this.cursor = { xid: row!.horizon, position: '0' };
+    this.cursor = { xid: await settledHorizon(this.forkEm()), position: '0' };
     this.schedule();
   }
 
@@ -85,31 +82,27 @@ export class OutboxReader {
   async readOnce(): Promise<void> {
     const cursor = this.cursor;
     if (!cursor) return;
+    const horizon = await settledHorizon(this.forkEm());
     const users = this.interestedUsers();
     if (users.length === 0) {
-      const [row] = await this.forkEm().execute<Array<{ horizon: string }>>(
-        'select pg_snapshot_xmin(pg_current_snapshot())::text as horizon',
-      );
-      if (this.cursor === cursor) this.cursor = { xid: row!.horizon, position: '0' };
+      if (this.cursor === cursor) this.cursor = { xid: horizon, position: '0' };
       return;
     }
-    const rows = await this.forkEm().execute<
-      Array<{ horizon: string; xid: string | null; position: string | null; type: EventType; userId: string; payload: EventPayload }>
+    const found = await this.forkEm().execute<
+      Array<{ xid: string; position: string; type: EventType; userId: string; payload: EventPayload }>
     >(
-      `select h.horizon::text as horizon, e.xid::text as xid, e.position::text as position, e.type, w.user_id as "userId", e.payload
-         from (select pg_snapshot_xmin(pg_current_snapshot()) as horizon) h
-         left join (events e
-                    join payment_requests pr on pr.id = e.payment_request_id
-                    join wallets w on w.id = pr.wallet_id)
-           on (e.xid, e.position) > (?::xid8, ?::bigint) and e.xid < h.horizon and w.user_id = any(array[?]::uuid[])
+      `select e.xid::text as xid, e.position::text as position, e.type, w.user_id as "userId", e.payload
+         from events e
+         join payment_requests pr on pr.id = e.payment_request_id
+         join wallets w on w.id = pr.wallet_id
+        where (e.xid, e.position) > (?::xid8, ?::bigint) and e.xid < ?::xid8 and w.user_id = any(array[?]::uuid[])
         order by e.xid, e.position
         limit ${BATCH}`,
-      [cursor.xid, cursor.position, users],
+      [cursor.xid, cursor.position, horizon, users],
     );
     if (this.cursor !== cursor) return;
-    const found = rows.filter((r) => r.xid !== null && r.position !== null);
     const last = found.at(-1);
-    this.cursor = found.length >= BATCH && last ? { xid: last.xid!, position: last.position! } : { xid: rows[0]!.horizon, position: '0' };
+    this.cursor = found.length >= BATCH && last ? { xid: last.xid, position: last.position } : { xid: horizon, position: '0' };
     if (found.length > 0) this.deliver(found.map((r) => ({ type: r.type, userId: r.userId, payload: r.payload })));
     if (found.length >= BATCH) this.again = true;
   }
