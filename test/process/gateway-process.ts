@@ -20,11 +20,14 @@ export interface GatewayProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts `node dist/src/main.js` on DATABASE_URL and resolves once it listens. */
+/**
+ * Starts `node dist/src/main.js` on DATABASE_URL and resolves once it listens: one process
+ * (WEB_CONCURRENCY=1) unless `env` asks for the cluster `npm start` runs.
+ */
 export async function spawnGateway(databaseUrl: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: ROOT,
-    env: { ...cliEnv({ DATABASE_URL: databaseUrl }), PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '100000', ...env },
+    env: { ...cliEnv({ DATABASE_URL: databaseUrl }), PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '100000', WEB_CONCURRENCY: '1', ...env },
   });
   const lines: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -42,7 +45,7 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
   };
   let timer: NodeJS.Timeout | undefined;
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`gateway did not start within 30 s:\n${lines.join('\n')}`)), 30_000);
+    timer = setTimeout(() => reject(new Error(`gateway did not start within 60 s:\n${lines.join('\n')}`)), 60_000);
     collect(child.stdout!, (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };

@@ -23,7 +23,8 @@ describeOnServer('the real process draining on SIGTERM', 'spawns the gateway on 
 
   test('SIGTERM under keep-alive load: no request executed without its reply, exit 0', async () => {
     const { developers, users } = await seed(database.db, { developers: 2, users: 4, balance: 1_000_000 });
-    const gateway = await spawnGateway(database.url!);
+    // The cluster `npm start` runs (two workers): the primary passes SIGTERM on to both.
+  const gateway = await spawnGateway(database.url!, { WEB_CONCURRENCY: '2' });
     const calls: Call[] = [];
     let answered = 0;
     let signalled!: () => void;
