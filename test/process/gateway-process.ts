@@ -56,7 +56,12 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
     });
     collect(child.stderr!);
     void exited.then(({ code }) => reject(new Error(`gateway exited early with ${code}:\n${lines.join('\n')}`)));
-  }).finally(() => clearTimeout(timer));
+  })
+    .catch((err: unknown) => {
+      child.kill('SIGKILL'); // never leave a half-started gateway behind
+      throw err;
+    })
+    .finally(() => clearTimeout(timer));
   return { child, baseUrl, lines, exited };
 }
 
