@@ -8,7 +8,8 @@ export default {
   setupFiles: ['<rootDir>/test/helpers/setup-env.ts'],
   // Builds dist/ and prepares the migrated embedded database once per run (see the file).
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
-  testTimeout: 60000,
+  // Generous: a deadline for a busy 2-core machine, never an assertion about speed.
+  testTimeout: 180000,
   // Lists the skipped tests (with the reason their titles give) at the end of every run.
   reporters: ['default', '<rootDir>/test/helpers/skipped-reporter.js'],
 };

@@ -243,7 +243,7 @@ describe('the process (node dist/src/main.js)', () => {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     const listening = new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`did not start: ${stdout}${stderr}`)), 60_000);
+      const timer = setTimeout(() => reject(new Error(`did not start: ${stdout}${stderr}`)), 90_000);
       child.stdout.on('data', (d: Buffer) => {
         stdout += d.toString();
         const line = stdout.split('\n').find((l) => l.includes('wallet gateway listening'));

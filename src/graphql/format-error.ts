@@ -1,4 +1,4 @@
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { AppError, describeError } from '../errors.js';
 
@@ -14,7 +14,8 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
   switch (reply.kind) {
     case 'expected': {
       // Typed errors say exactly their code and status; GraphQL's request errors keep their own extensions.
-      const { stacktrace: _stack, ...own } = reply.cause instanceof AppError ? {} : (formatted.extensions ?? {});
+      const requestError = reply.cause instanceof GraphQLError && !(reply.cause instanceof AppError);
+      const { stacktrace: _stack, ...own } = requestError ? (formatted.extensions ?? {}) : {};
       return { message: reply.message, locations: formatted.locations, path: formatted.path, extensions: { ...extensions, ...own } };
     }
     case 'unavailable':

@@ -135,5 +135,5 @@ describeOnServer('the real process with two workers', 'spawns the gateway on DAT
       if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
       for (const agent of agents) agent.destroy();
     }
-  }, 60_000);
+  }, 240_000);
 });

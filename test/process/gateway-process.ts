@@ -45,7 +45,7 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
   };
   let timer: NodeJS.Timeout | undefined;
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`gateway did not start within 60 s:\n${lines.join('\n')}`)), 60_000);
+    timer = setTimeout(() => reject(new Error(`gateway did not start within 90 s:\n${lines.join('\n')}`)), 90_000);
     collect(child.stdout!, (line) => {
       try {
         const entry = JSON.parse(line) as { msg?: string; url?: string };

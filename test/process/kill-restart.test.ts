@@ -108,5 +108,5 @@ describeOnServer('the real process killed and restarted', 'spawns the gateway on
     agent.destroy();
     second.child.kill('SIGTERM');
     expect((await second.exited).code).toBe(0);
-  }, 120_000);
+  }, 300_000);
 });

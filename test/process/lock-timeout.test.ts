@@ -62,5 +62,5 @@ describeOnServer('the real process behind a held row lock', 'spawns the gateway 
     expect(gateway.lines.filter((l) => /"level":(50|60)/.test(l))).toEqual([]);
     gateway.child.kill('SIGTERM');
     expect((await gateway.exited).code).toBe(0);
-  }, 60_000);
+  }, 240_000);
 });

@@ -28,7 +28,7 @@ beforeAll(async () => {
   child = spawn(process.execPath, ['dist/src/main.js'], { cwd: ROOT, env: { ...cliEnv(dbEnv), PORT: '0', LOG_LEVEL: 'info' } });
   let timer: NodeJS.Timeout | undefined;
   baseUrl = await new Promise<string>((resolve, reject) => {
-    timer = setTimeout(() => reject(new Error('gateway did not start within 30 s')), 30_000);
+    timer = setTimeout(() => reject(new Error('gateway did not start within 90 s')), 90_000);
     let buffered = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('utf8');

@@ -99,5 +99,5 @@ describeOnServer('the real process draining on SIGTERM', 'spawns the gateway on 
     process.stderr.write(`[sigterm-drain] outcomes: ${JSON.stringify(summary)}\n`);
     expect(problems).toEqual([]);
     expect(gateway.lines.filter((l) => !l.startsWith('{'))).toEqual([]);
-  }, 60_000);
+  }, 240_000);
 });
