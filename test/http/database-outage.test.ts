@@ -28,7 +28,7 @@ beforeAll(async () => {
   // One connection: PGlite is one session (see src/db/database.ts).
   db = await openDatabase({ url: `postgresql://postgres@127.0.0.1:${port}/postgres`, poolMax: 1 });
   app = await startTestApp({ database: { db, url: undefined, close: async () => undefined } });
-}, 30_000);
+});
 
 afterAll(async () => {
   await app?.close();
@@ -76,4 +76,4 @@ test('while PostgreSQL is down requests answer 503 quickly and the process stays
   expect(after.body.id).toBe(id);
   expect(app.logs.some((l) => l.includes('"database unavailable"'))).toBe(true);
   expect(app.logs.every((l) => !l.includes('"level":50'))).toBe(true);
-}, 30_000);
+});
