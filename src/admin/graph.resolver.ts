@@ -4,6 +4,7 @@ import { Role } from '../auth/authorization.js';
 import { toAmountNumber } from '../money.js';
 import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
 import { TransactionView } from '../transactions/transaction.types.js';
+import { EventView } from '../events/event.types.js';
 import type { Wallet } from '../accounts/wallet.entity.js';
 import type { User } from '../accounts/user.entity.js';
 import type { LedgerEntry } from '../ledger/ledger-entry.entity.js';
@@ -52,6 +53,12 @@ export class PaymentRequestGraph {
     if (!pr.transactionId) return null;
     const tx = await ctx.loaders.transaction.load(pr.transactionId);
     return tx ? TransactionView.from(tx) : null;
+  }
+
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => [EventView], { description: 'Internal tools: its merchant events, in sequence (as delivered).' })
+  async events(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<EventView[]> {
+    return (await ctx.loaders.eventsOfPaymentRequest.load(pr.id)).map(EventView.from);
   }
 }
 

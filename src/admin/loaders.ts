@@ -9,6 +9,7 @@ import { Refund, Transaction } from '../transactions/transaction.entity.js';
 import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
 import { SecretKey } from '../auth/secret-key.entity.js';
 import { childPageLoader } from './pagination.js';
+import type { EventPayload } from '../events/events.js';
 
 /** A developer's settlement balance in one currency. */
 export interface DeveloperBalanceRow {
@@ -54,6 +55,13 @@ export function createLoaders(em: EntityManager) {
     refundsOfTransaction: groupedBy(Refund, 'transactionId', { createdAt: 'asc' }),
     ledgerEntriesOfTransaction: groupedBy(LedgerEntry, 'transactionId', { id: 'asc' }),
     secretKeysOfDeveloper: groupedBy(SecretKey, 'developerId', { createdAt: 'desc' }),
+    eventsOfPaymentRequest: new DataLoader<string, EventPayload[]>(async (ids) => {
+      const rows = await em.execute<Array<{ payment_request_id: string; payload: EventPayload }>>(
+        `select payment_request_id, payload from events where payment_request_id = any(array[?]::uuid[]) order by sequence`,
+        [[...ids]],
+      );
+      return ids.map((id) => rows.filter((r) => r.payment_request_id === id).map((r) => r.payload));
+    }),
     balancesOfDeveloper: new DataLoader<string, DeveloperBalanceRow[]>(async (developerIds) => {
       const rows = await em.execute<Array<{ developer_id: string; currency: string; balance: string }>>(
         `select developer_id, currency, balance from developer_balances where developer_id = any(array[?]::uuid[]) order by currency`,

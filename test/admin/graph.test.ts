@@ -117,7 +117,7 @@ describe('the navigable graph', () => {
       const res = await gql(
         app.baseUrl,
         `query($f: PaymentRequestFilter) { paymentRequests(filter: $f) {
-           nodes { id status wallet { walletId balance user { username phone wallet { walletId } } } developer { name balance { currency balance } }
+           nodes { id status events { type } wallet { walletId balance user { username phone wallet { walletId } } } developer { name balance { currency balance } }
                    transaction { id amount paymentRequest { id } ledgerEntries { kind amount } } } } }`,
         { f: filter },
         admin,
@@ -127,6 +127,7 @@ describe('the navigable graph', () => {
         {
           id,
           status: 'APPROVED',
+          events: [{ type: 'payment_request.created' }, { type: 'payment_request.approved' }],
           wallet: { walletId: user.walletId, balance: 47.5, user: { username: user.username, phone: user.phone.replace(/^0/, ''), wallet: { walletId: user.walletId } } },
           developer: { name: 'Graph Shop', balance: [{ currency: 'ETB', balance: 12.5 }] },
           transaction: { id: tx, amount: 12.5, paymentRequest: { id }, ledgerEntries: expect.arrayContaining([{ kind: 'PAYMENT', amount: -12.5 }, { kind: 'PAYMENT', amount: 12.5 }]) },
@@ -153,7 +154,7 @@ describe('the navigable graph', () => {
     const users = await Promise.all([0, 1, 2, 3, 4, 5].map(() => f.user({ balance: 50 })));
     for (const user of users) await paid(dev, user, 5);
     const nested = `query($d: ID!, $n: Int) { paymentRequests(filter: { developerId: $d }, first: $n) { nodes {
-        id wallet { walletId user { username } ledgerEntries(first: 5) { nodes { amount } } paymentRequests(first: 2) { nodes { id } } }
+        id events { id } wallet { walletId user { username } ledgerEntries(first: 5) { nodes { amount } } paymentRequests(first: 2) { nodes { id } } }
         developer { name secretKeys { keyId } balance { balance } paymentRequests(first: 3) { nodes { id } } }
         transaction { id refunds { amount } ledgerEntries { amount } paymentRequest { id } } } } }`;
     const small = await countStatements(nested, { d: dev.developerId, n: 2 });
@@ -201,7 +202,7 @@ describe('the navigable graph', () => {
       expect((await gql(app.baseUrl, query, variables)).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     }
     // The developer's own read may not follow links into the internal graph.
-    for (const field of ['wallet { walletId }', 'developer { id }', 'transaction { id }']) {
+    for (const field of ['wallet { walletId }', 'developer { id }', 'transaction { id }', 'events { id }']) {
       const res = await gql(app.baseUrl, `query($id: ID!) { paymentRequest(id: $id) { id ${field} } }`, { id }, dev.secretKey);
       expect(res.body.errors[0].extensions.code).toBe('FORBIDDEN');
     }
