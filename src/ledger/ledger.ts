@@ -17,23 +17,16 @@ export interface Movement {
  * developer and writes both ledger entries. This module is the only place a balance changes.
  */
 export async function movePayment(tem: EntityManager, m: Movement): Promise<void> {
-  for (;;) {
-    const debited: unknown[] = await tem.execute(
-      `update wallets set balance = balance - ?::numeric, updated_at = now()
-        where id = ? and status = 'ACTIVE' and balance >= ?::numeric returning id`,
-      [m.amount, m.walletId, m.amount],
-    );
-    if (debited.length > 0) break;
-    // Why not, read under the row lock: a status change or top-up that committed since the update
-    // looked is seen here, so the answer matches the wallet as it now is (with the lock held, a
-    // retry of the update sees exactly this row).
-    const [wallet] = await tem.execute<Array<{ status: string; covers: boolean }>>(
-      'select status, balance >= ?::numeric as covers from wallets where id = ? for update',
-      [m.amount, m.walletId],
-    );
+  const debited: unknown[] = await tem.execute(
+    `update wallets set balance = balance - ?::numeric, updated_at = now()
+      where id = ? and status = 'ACTIVE' and balance >= ?::numeric returning id`,
+    [m.amount, m.walletId, m.amount],
+  );
+  if (debited.length === 0) {
+    const [wallet] = await tem.execute<Array<{ status: string }>>('select status from wallets where id = ?', [m.walletId]);
     if (!wallet) throw notFound('Wallet not found');
     if (wallet.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
-    if (!wallet.covers) throw new AppError('INSUFFICIENT_FUNDS', 'Insufficient funds');
+    throw new AppError('INSUFFICIENT_FUNDS', 'Insufficient funds');
   }
   await tem.execute(
     `insert into developer_balances (developer_id, currency, balance) values (?, ?, ?::numeric)
