@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { PollLoop } from '../background/poll-loop.js';
 import { settledHorizon, type EventPayload, type EventType } from './events.js';
 
 /** An outbox row as the subscription door needs it: the payload plus whose wallet it concerns. */
@@ -26,67 +27,41 @@ const BATCH = 1000;
  */
 export class OutboxReader {
   private cursor: Cursor | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly poll: PollLoop;
 
   constructor(
     private readonly forkEm: () => EntityManager,
-    private readonly log: Logger,
-    private readonly intervalMs: number,
+    log: Logger,
+    intervalMs: number,
     /** Users with subscribers on this instance; other users' rows are not fetched. */
     private readonly interestedUsers: () => string[],
     private readonly deliver: (rows: OutboxRow[]) => void,
-  ) {}
+  ) {
+    this.poll = new PollLoop(() => this.readOnce(), intervalMs, (err) =>
+      log.warn({ err: { message: (err as Error).message } }, 'outbox read failed; retrying'),
+    );
+  }
 
   /** Starts from the present: what committed before start is for catch-up queries, not for this reader. */
   async start(): Promise<void> {
-    this.stopped = false;
     this.cursor = { xid: await settledHorizon(this.forkEm()), position: '0' };
-    this.schedule();
+    this.poll.start({ now: false });
   }
 
   /** Something may have committed: read soon. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop();
+    this.poll.wake();
   }
 
-  private schedule(): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), this.intervalMs);
-    this.timer.unref();
-  }
-
-  private async loop(): Promise<void> {
-    try {
-      do {
-        this.again = false;
-        await this.readOnce();
-      } while (this.again && !this.stopped);
-    } catch (err) {
-      this.log.warn({ err: { message: (err as Error).message } }, 'outbox read failed; retrying');
-    } finally {
-      this.running = undefined;
-      this.schedule();
-    }
-  }
-
-  /** Reads what settled since the cursor, hands it over, moves the cursor. */
-  async readOnce(): Promise<void> {
+  /** Reads what settled since the cursor, hands it over, moves the cursor; true when a full batch was read. */
+  async readOnce(): Promise<boolean> {
     const cursor = this.cursor;
-    if (!cursor) return;
+    if (!cursor) return false;
     const horizon = await settledHorizon(this.forkEm());
     const users = this.interestedUsers();
     if (users.length === 0) {
       if (this.cursor === cursor) this.cursor = { xid: horizon, position: '0' };
-      return;
+      return false;
     }
     const found = await this.forkEm().execute<
       Array<{ xid: string; position: string; type: EventType; userId: string; payload: EventPayload }>
@@ -100,17 +75,15 @@ export class OutboxReader {
         limit ${BATCH}`,
       [cursor.xid, cursor.position, horizon, users],
     );
-    if (this.cursor !== cursor) return;
+    if (this.cursor !== cursor) return false;
     const last = found.at(-1);
     this.cursor = found.length >= BATCH && last ? { xid: last.xid, position: last.position } : { xid: horizon, position: '0' };
     if (found.length > 0) this.deliver(found.map((r) => ({ type: r.type, userId: r.userId, payload: r.payload })));
-    if (found.length >= BATCH) this.again = true;
+    return found.length >= BATCH;
   }
 
   /** Stops reading and waits for a read in progress. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.poll.stop();
   }
 }

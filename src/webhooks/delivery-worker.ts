@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { SecretBox } from './secret-box.js';
 import { signatureHeader } from './signing.js';
 import { postWebhook, type PostOutcome } from './http-post.js';
+import { PollLoop } from '../background/poll-loop.js';
 
 /** A claimed delivery with everything its POST needs. */
 interface Claimed {
@@ -39,53 +40,26 @@ export function retryDelaySeconds(schedule: readonly number[], n: number, random
  * that has not answered 2xx for `webhookDisableAfterSeconds` is disabled.
  */
 export class DeliveryWorker {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly poll: PollLoop;
 
   constructor(
     private readonly forkEm: () => EntityManager,
     private readonly config: Config,
     private readonly secrets: SecretBox,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.poll = new PollLoop(async () => (await this.runOnce()) >= BATCH, config.webhookPollIntervalMs, (err) =>
+      log.warn({ err: { message: (err as Error).message } }, 'webhook delivery pass failed; retrying'),
+    );
+  }
 
   start(): void {
-    this.stopped = false;
-    this.wake();
+    this.poll.start({ now: true });
   }
 
   /** Deliveries may be due: look now (after a commit that wrote events, or on the poll). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.loop();
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), this.config.webhookPollIntervalMs);
-    this.timer.unref();
-  }
-
-  private async loop(): Promise<void> {
-    try {
-      do {
-        this.again = false;
-        const n = await this.runOnce();
-        if (n >= BATCH) this.again = true;
-      } while (this.again && !this.stopped);
-    } catch (err) {
-      this.log.warn({ err: { message: (err as Error).message } }, 'webhook delivery pass failed; retrying');
-    } finally {
-      this.running = undefined;
-      this.schedule();
-    }
+    this.poll.wake();
   }
 
   /** Claims up to a batch of due deliveries and sends them concurrently; returns how many were claimed. */
@@ -188,9 +162,7 @@ export class DeliveryWorker {
   }
 
   /** Stops claiming and waits for the deliveries under way. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.poll.stop();
   }
 }

@@ -1,0 +1,64 @@
+/**
+ * A background pass that runs on a wake-up and every `intervalMs` (to cover a missed wake-up):
+ * at most one pass runs at a time, a wake-up during a pass causes one more pass, and a pass that
+ * says there is more to do (a full batch) is followed at once by another. Failures are reported
+ * and the next interval tries again.
+ */
+export class PollLoop {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    /** One pass; resolves true when there is more to do right away. */
+    private readonly pass: () => Promise<boolean>,
+    private readonly intervalMs: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /** Starts the loop: a first pass now, or only after the interval. */
+  start(opts: { now: boolean }): void {
+    this.stopped = false;
+    if (opts.now) this.wake();
+    else this.schedule();
+  }
+
+  /** Something may be there: run a pass soon. */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.loop();
+  }
+
+  /** Stops scheduling and waits for a pass in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.wake(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  private async loop(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        if (await this.pass()) this.again = true;
+      } while (this.again && !this.stopped);
+    } catch (err) {
+      this.onError(err);
+    } finally {
+      this.running = undefined;
+      this.schedule();
+    }
+  }
+}
