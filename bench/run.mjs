@@ -221,11 +221,15 @@ async function sqlPoint(kind) {
   return { rps: tps, p50: pct(50), p99: pct(99), cpuMs: NaN, trips: kind === 'read' ? 1 : 4, clients };
 }
 
-const POINTS = [
+const ALL_POINTS = [
   { name: 'status read, 16 conn.', kind: 'read', method: 'GET', path: `/api/v1/wallet/payment-request/${prId}`, connections: 16 },
   { name: 'status read, 50 conn.', kind: 'read', method: 'GET', path: `/api/v1/wallet/payment-request/${prId}`, connections: 50 },
   { name: 'create, 16 conn.', kind: 'create', method: 'POST', path: '/api/v1/wallet/request-payment', connections: 16, body: createBody },
 ];
+// BENCH_POINTS=status|create (a prefix of the point names, comma-separated) and
+// BENCH_SYSTEMS=gateway,minimal,sql narrow a run while iterating (e.g. with a profile).
+const POINTS = ALL_POINTS.filter((p) => !process.env.BENCH_POINTS || process.env.BENCH_POINTS.split(',').some((x) => p.name.startsWith(x)));
+const SYSTEMS = (process.env.BENCH_SYSTEMS ?? 'gateway,minimal,sql').split(',');
 const results = new Map(); // `${point}|${system}` → runs
 const record = (point, system, r) => {
   const key = `${point.name}|${system}`;
@@ -237,7 +241,7 @@ for (let round = 1; round <= ROUNDS; round++) {
     // Rotate the order so no system is always measured first after a switch.
     const order = [['gateway', gateway.pid, gatewayUrl], ['minimal', minimal.pid, minimalUrl], ['sql']];
     for (let i = 0; i < (round - 1) % 3; i++) order.push(order.shift());
-    for (const [system, pid, url] of order) {
+    for (const [system, pid, url] of order.filter(([system]) => SYSTEMS.includes(system))) {
       const r = system === 'sql' ? await sqlPoint(point.kind) : await httpPoint(pid, url, point);
       record(point, system, r);
       console.error(`  round ${round} ${point.name.padEnd(22)} ${system.padEnd(8)} ${Math.round(r.rps)} req/s p50 ${r.p50.toFixed(1)} p99 ${r.p99.toFixed(1)} ms${r.failed ? ` FAILED ${r.failed}` : ''}`);
@@ -284,7 +288,7 @@ async function wsFigures() {
   const lat = JSON.parse(await line());
   return { kbRss: (after.rss - before.rss) / 1024 / SUBSCRIBERS, kbHeap: (after.heapUsed - before.heapUsed) / 1024 / SUBSCRIBERS, ...lat };
 }
-const ws = await wsFigures();
+const ws = SUBSCRIBERS > 0 ? await wsFigures() : { kbRss: NaN, kbHeap: NaN, p50: NaN, p99: NaN, delivered: 0, sent: 0 };
 
 // ---- table ----------------------------------------------------------------------------------
 const median = (xs) => {
@@ -293,7 +297,7 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 const med = (point, system) => {
-  const runs = results.get(`${point.name}|${system}`);
+  const runs = results.get(`${point.name}|${system}`) ?? [];
   return Object.fromEntries(['rps', 'p50', 'p99', 'cpuMs', 'trips', 'failed'].map((k) => [k, median(runs.map((r) => r[k]))]));
 };
 const f = (x, d = 1) => (Number.isFinite(x) ? x.toFixed(d) : '—');
