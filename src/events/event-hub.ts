@@ -84,7 +84,8 @@ export class EventHub {
       () => orm.em.fork(),
       log,
       options.pollIntervalMs,
-      () => [...this.perUser.keys()],
+      (userId) => this.perUser.has(userId),
+      () => this.perUser.size > 0,
       (rows) => this.dispatch(rows),
     );
     this.commitWakeup = new CommitWakeup(orm, () => {
