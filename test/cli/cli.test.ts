@@ -1,13 +1,17 @@
 /**
- * The CLI (SPEC §12): `node bin/wallet-gateway.js <command>` against the compiled code, each
- * command printing exactly one JSON object; what it creates is checked in the database and, for
- * keys and tokens, against a running gateway on the same database. Bad input: a clear message
- * on stderr, exit 2, nothing on stdout, nothing written.
+ * The CLI (SPEC §12), each command printing exactly one JSON object; what it creates is checked
+ * in the database and, for keys and tokens, against a running gateway on the same database. Bad
+ * input: a clear message on stderr, exit 2, nothing on stdout, nothing written.
+ *
+ * Most commands run in this process (`runCli`, the function `bin/wallet-gateway.js` runs); the
+ * executable itself (`spawnCli`: exit codes, its own files, finding a running gateway's
+ * database) is run where that is what is being tested.
  *
  * Database: with TEST_DATABASE_URL the CLI gets DATABASE_URL = a fresh test database. Without it
- * (embedded mode) the CLI gets DATA_DIR = a fresh temp directory: first it opens its own embedded
- * database there (no server running), later the test process serves that directory and the CLI
- * connects to it through `embedded.json`, exactly as it does beside a running `npm start`.
+ * (embedded mode) the spawned CLI gets DATA_DIR = a fresh temp directory: first it opens its own
+ * embedded database there (no server running), later the test process serves that directory and
+ * the CLI connects to it through `embedded.json`, exactly as it does beside a running `npm start`;
+ * the in-process CLI gets that served database's URL.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -19,7 +23,7 @@ import { openDatabase } from '../../src/db/database.js';
 import { verifyUserToken } from '../../src/auth/user-tokens.js';
 import { factories, http, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
-import { cliEnv, runCli } from '../helpers/cli.js';
+import { cliEnv, runCli, spawnCli, type CliResult } from '../helpers/cli.js';
 
 const EMBEDDED = process.env.TEST_DATABASE_URL === undefined;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -28,9 +32,11 @@ const SECRET_KEY = /^sk_test_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+type Runner = (args: string[], env: NodeJS.ProcessEnv) => Promise<CliResult>;
+
 /** Runs a command that must succeed and print exactly one JSON object (one line) on stdout. */
-async function ok(env: NodeJS.ProcessEnv, args: string[]): Promise<any> {
-  const r = await runCli(args, env);
+async function ok(env: NodeJS.ProcessEnv, args: string[], run: Runner = runCli): Promise<any> {
+  const r = await run(args, env);
   expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: '' });
   expect(r.stdout.endsWith('\n')).toBe(true);
   const lines = r.stdout.split('\n').filter((l) => l !== '');
@@ -41,8 +47,8 @@ async function ok(env: NodeJS.ProcessEnv, args: string[]): Promise<any> {
 }
 
 /** Runs a command that must fail as a usage error: exit 2, `wallet-gateway: <message>` on stderr, empty stdout. */
-async function fails(env: NodeJS.ProcessEnv, args: string[], message: RegExp): Promise<string> {
-  const r = await runCli(args, env);
+async function fails(env: NodeJS.ProcessEnv, args: string[], message: RegExp, run: Runner = runCli): Promise<string> {
+  const r = await run(args, env);
   expect({ args, code: r.code, stdout: r.stdout }).toEqual({ args, code: 2, stdout: '' });
   expect(r.stderr).toMatch(/^wallet-gateway: /);
   expect(r.stderr).toMatch(message);
@@ -62,10 +68,10 @@ describe('without DATABASE_URL: its own embedded database under DATA_DIR', () =>
 
   test('developer:create and demo (twice) persist there; a gateway on those files accepts the keys', async () => {
     const env = cliEnv({ DATA_DIR: dataDir });
-    const { developerId } = await ok(env, ['developer:create', '--name', 'Own Files Ltd']);
+    const { developerId } = await ok(env, ['developer:create', '--name', 'Own Files Ltd'], spawnCli);
     expect(developerId).toMatch(UUID);
-    const demo1 = await ok(env, ['demo']);
-    const demo2 = await ok(env, ['demo']);
+    const demo1 = await ok(env, ['demo'], spawnCli);
+    const demo2 = await ok(env, ['demo'], spawnCli);
     expect(demo2.users.map((u: any) => u.walletId)).toEqual(demo1.users.map((u: any) => u.walletId));
     expect(existsSync(path.join(dataDir, 'pg'))).toBe(true);
     // Each run closed its embedded server and left no stale pointer to it.
@@ -95,7 +101,10 @@ describe('without DATABASE_URL: its own embedded database under DATA_DIR', () =>
 });
 
 describe('beside a running gateway on the same database', () => {
+  /** For the CLI in this process. */
   let env: NodeJS.ProcessEnv;
+  /** For the executable: DATA_DIR on the embedded database (it finds the served one through embedded.json). */
+  let spawnEnv: NodeJS.ProcessEnv;
   let database: TestDatabase;
   let dataDir: string | undefined;
   let app: TestApp;
@@ -122,10 +131,12 @@ describe('beside a running gateway on the same database', () => {
       // This process serves the directory (and announces it in embedded.json); the CLI connects to it.
       const db = await openDatabase({ dataDir, poolMax: 10 });
       database = { db, url: undefined, close: () => db.close() };
-      env = cliEnv({ DATA_DIR: dataDir });
+      env = cliEnv({ DATABASE_URL: db.url });
+      spawnEnv = cliEnv({ DATA_DIR: dataDir });
     } else {
       database = await createTestDatabase();
       env = cliEnv({ DATABASE_URL: database.url! });
+      spawnEnv = env;
     }
     app = await startTestApp({ database, env: { KEY_CACHE_TTL_MS: '200' } });
   });
@@ -143,9 +154,9 @@ describe('beside a running gateway on the same database', () => {
     expect(await sql('select name from developers where id = ?', [out.developerId])).toEqual([{ name: 'Acme Coffee' }]);
   });
 
-  test('key:issue --developer → {keyId, secretKey}; the key works against the gateway; only its hash is stored', async () => {
+  test('key:issue --developer → {keyId, secretKey} (the executable); the key works against the gateway; only its hash is stored', async () => {
     const { developerId } = await ok(env, ['developer:create', '--name', 'Key Shop']);
-    const out = await ok(env, ['key:issue', '--developer', developerId]);
+    const out = await ok(spawnEnv, ['key:issue', '--developer', developerId], spawnCli);
     expect(Object.keys(out).sort()).toEqual(['keyId', 'secretKey']);
     expect(out.keyId).toMatch(UUID);
     expect(out.secretKey).toMatch(SECRET_KEY);
@@ -302,8 +313,8 @@ describe('beside a running gateway on the same database', () => {
     expect(out.migrated).toEqual(expect.arrayContaining(['Migration20261122000000_initial']));
   });
 
-  test('help prints the usage with every command', async () => {
-    const r = await runCli(['--help'], env);
+  test('help prints the usage with every command (the executable, exit 0)', async () => {
+    const r = await spawnCli(['--help'], spawnEnv);
     expect(r.code).toBe(0);
     for (const c of ['developer:create', 'key:issue', 'key:revoke', 'user:create', 'wallet:status', 'wallet:topup', 'user:token', 'demo']) {
       expect(r.stdout).toContain(c);
@@ -401,8 +412,15 @@ describe('beside a running gateway on the same database', () => {
       ],
     ];
 
-    // The cases of a group run side by side (each spawns a process); the database must be the
-    // same afterwards, and every case must have failed with its own message.
+    test('the executable exits 2 with the message on stderr and nothing on stdout', async () => {
+      const before = await fingerprint();
+      await fails(spawnEnv, ['wallet:topup', '--wallet', taken.walletId, '--amount', 'abc'], /--amount must be a positive amount/, spawnCli);
+      await fails(spawnEnv, ['frobnicate'], /Unknown command "frobnicate"/, spawnCli);
+      expect(await fingerprint()).toEqual(before);
+    });
+
+    // The cases of a group run side by side; the database must be the same afterwards, and
+    // every case must have failed with its own message.
     test.each(groups)('%s', async (_group, cases) => {
       const before = await fingerprint();
       const problems: string[] = [];

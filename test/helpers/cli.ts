@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runCli as runCliCommand } from '../../src/cli/cli.js';
 import { testConfig } from './app.js';
+import type { TestDatabase } from './db.js';
 
 /** The repository root (the CLI runs from there, like `npx wallet-gateway`). */
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -31,8 +33,36 @@ export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
   };
 }
 
+/**
+ * What the CLI needs to reach a test database: its URL, on a server or on the embedded one
+ * (whose socket the gateway under test serves in this process).
+ */
+export function cliDatabaseEnv(database: TestDatabase): NodeJS.ProcessEnv {
+  return cliEnv({ DATABASE_URL: database.url ?? database.db.url });
+}
+
+/**
+ * Runs a CLI command in this process (the same `runCli` that `bin/wallet-gateway.js` runs, with
+ * this environment and captured output): the command's behaviour without the cost of a Node
+ * process per call. `spawnCli` runs the real executable.
+ */
+export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCliCommand(args, {
+    env,
+    stdout: (text) => {
+      stdout += text;
+    },
+    stderr: (text) => {
+      stderr += text;
+    },
+  });
+  return { code, signal: null, stdout, stderr };
+}
+
 /** Runs `node bin/wallet-gateway.js ...args` and collects its exit and output. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(process.execPath, ['bin/wallet-gateway.js', ...args], { cwd: ROOT, env, timeout: timeoutMs }, (err, stdout, stderr) => {
       const e = err as (Error & { code?: unknown; signal?: NodeJS.Signals | null }) | null;

@@ -3,18 +3,12 @@
  * same admin mutations as GraphQL (one code path), and every CLI command that changes data is
  * audited as actor 'cli', with one request id per CLI run.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { openDatabase } from '../../src/db/database.js';
 import { gql, startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
-import { cliEnv, runCli } from '../helpers/cli.js';
+import { cliDatabaseEnv, runCli } from '../helpers/cli.js';
 
-const EMBEDDED = process.env.TEST_DATABASE_URL === undefined;
 let database: TestDatabase;
 let env: NodeJS.ProcessEnv;
-let dataDir: string | undefined;
 let app: TestApp;
 const sql = <T = Record<string, any>>(query: string, params: unknown[] = []): Promise<T[]> => app.db.orm.em.fork().execute<T[]>(query, params);
 
@@ -25,22 +19,13 @@ async function ok(args: string[]): Promise<any> {
 }
 
 beforeAll(async () => {
-  if (EMBEDDED) {
-    // As in test/cli: this process serves the directory; the CLI connects to it through embedded.json.
-    dataDir = await mkdtemp(path.join(tmpdir(), 'wg-cli-operators-'));
-    const db = await openDatabase({ dataDir, poolMax: 10 });
-    database = { db, url: undefined, close: () => db.close() };
-    env = cliEnv({ DATA_DIR: dataDir });
-  } else {
-    database = await createTestDatabase();
-    env = cliEnv({ DATABASE_URL: database.url! });
-  }
+  database = await createTestDatabase();
+  env = cliDatabaseEnv(database);
   app = await startTestApp({ database, env: { KEY_CACHE_TTL_MS: '200' } });
 });
 afterAll(async () => {
   await app?.close();
   await database?.close();
-  if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
 test('operator:create --name → {operatorId, token}: the token works on the gateway; operator:revoke ends it', async () => {

@@ -5,15 +5,13 @@
  * through REST (or graphql-ws for the wallet's own events), outcomes are awaited by polling the
  * status as a merchant would, never by fixed sleeps.
  */
-import { rm } from 'node:fs/promises';
-import { openDatabase } from '../../src/db/database.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { TEST_WALLETS } from '../../src/sandbox/test-wallets.js';
 import { factories, http, startSecondInstance, startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { balances, countTransactions, ledgerMismatches, requestPayment } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
-import { cliEnv, runCli } from '../helpers/cli.js';
+import { cliDatabaseEnv, runCli } from '../helpers/cli.js';
 
 const SANDBOX_ENV = {
   SANDBOX_TEST_WALLETS: 'true',
@@ -267,22 +265,15 @@ describe('test wallets in production', () => {
 });
 
 describe('npx wallet-gateway test-wallets', () => {
-  let database: TestDatabase | undefined;
-  let dataDir: string | undefined;
+  let database: TestDatabase;
   let env: NodeJS.ProcessEnv;
 
   beforeAll(async () => {
-    if (process.env.TEST_DATABASE_URL) {
-      database = await createTestDatabase();
-      env = cliEnv({ DATABASE_URL: database.url! });
-    } else {
-      dataDir = await migratedDataDir('wg-sandbox-cli-');
-      env = cliEnv({ DATA_DIR: dataDir });
-    }
+    database = await createTestDatabase();
+    env = cliDatabaseEnv(database);
   });
   afterAll(async () => {
     await database?.close();
-    if (dataDir) await rm(dataDir, { recursive: true, force: true });
   });
 
   it('prints one JSON object listing every test wallet with its walletId; twice the same', async () => {
@@ -306,15 +297,10 @@ describe('npx wallet-gateway test-wallets', () => {
     const second = await runCli(['test-wallets'], env);
     expect(JSON.parse(second.stdout)).toEqual(listing);
     // The listed wallets are the database's.
-    const db = database ? database.db : await openDatabase({ dataDir: dataDir!, poolMax: 1 });
-    try {
-      const rows = await db.orm.em
-        .fork()
-        .execute<Array<{ username: string; id: string }>>(`select u.username, w.id from users u join wallets w on w.user_id = u.id order by u.phone`);
-      expect(rows).toEqual(listing.testWallets.map((w: { username: string; walletId: string }) => ({ username: w.username, id: w.walletId })));
-    } finally {
-      if (!database) await db.close();
-    }
+    const rows = await database.db.orm.em
+      .fork()
+      .execute<Array<{ username: string; id: string }>>(`select u.username, w.id from users u join wallets w on w.user_id = u.id order by u.phone`);
+    expect(rows).toEqual(listing.testWallets.map((w: { username: string; walletId: string }) => ({ username: w.username, id: w.walletId })));
   });
 
   it('refuses in production (exit 2, a message, nothing on stdout)', async () => {

@@ -1,0 +1,239 @@
+import 'reflect-metadata';
+import { parseArgs } from 'node:util';
+import { randomUUID } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { execute, parse, printSchema, type GraphQLSchema } from 'graphql';
+import { loadConfig, type Config } from '../config.js';
+import { createLogger } from '../logger.js';
+import { openDatabase, type Database } from '../db/database.js';
+import { getSchema } from '../schema.js';
+import { createServices, type Services } from '../services.js';
+import { createContext } from '../context.js';
+import { AppError, describeError } from '../errors.js';
+import { mintUserToken } from '../auth/user-tokens.js';
+import { listTestWallets } from '../sandbox/sandbox.js';
+import { CLI_OPERATOR } from '../operators/operator.service.js';
+
+/** A mistake in how the command was called: message to stderr, exit 2, nothing written. */
+class UsageError extends Error {}
+
+const USAGE = `Usage: wallet-gateway <command> [--flags]
+
+Commands (each prints one JSON object on stdout):
+  developer:create --name N                      -> {developerId}
+  key:issue --developer ID                       -> {keyId, secretKey}   (shown once)
+  key:revoke --key ID                            -> {keyId, revokedAt}
+  user:create --username U --phone P [--balance B] [--currency C]
+                                                 -> {userId, walletId}
+  wallet:status --wallet W --status ACTIVE|SUSPENDED|CLOSED
+                                                 -> {walletId, status}
+  wallet:topup --wallet W --amount A             -> {walletId, balance, currency}
+  user:token --username U                        -> {token}
+  operator:create --name N                       -> {operatorId, token}   (shown once)
+  operator:revoke --operator ID                  -> {operatorId, revokedAt}
+  demo                                           -> a developer, a key and two funded users
+  test-wallets                                   -> {delayMs, testWallets: [...]}  (development only)
+  migrate                                        -> {migrated: [...]}
+  schema:emit [--out schema/schema.graphql]      -> {file}
+
+The database is DATABASE_URL, else the embedded one under DATA_DIR (./.data), shared with a
+running \`npm start\`.`;
+
+interface Runtime {
+  config: Config;
+  db: Database;
+  schema: GraphQLSchema;
+  services: Services;
+  /** One request id for every operation of this CLI run (the audit log groups them). */
+  runId: string;
+}
+
+/** Where a run reads its settings and writes its output: the process's own in `main.ts`. */
+export interface CliIo {
+  env: NodeJS.ProcessEnv;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** Runs an admin GraphQL operation against the one schema; GraphQL errors become AppErrors. */
+async function admin<T>(rt: Runtime, query: string, variables: Record<string, unknown> = {}): Promise<T> {
+  const contextValue = await createContext(rt.services, { principal: { kind: 'admin', operator: CLI_OPERATOR }, requestId: rt.runId, logger: createLogger('silent') });
+  const result = await execute({ schema: rt.schema, document: parse(query), variableValues: variables, contextValue });
+  const first = result.errors?.[0];
+  if (first) {
+    const reply = describeError(first);
+    if (reply.kind !== 'expected') throw reply.cause;
+    throw new UsageError(reply.message);
+  }
+  const data = result.data as Record<string, T>;
+  return Object.values(data)[0] as T;
+}
+
+function need(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== 'string' || v.trim() === '') throw new UsageError(`--${name} is required`);
+  return v.trim();
+}
+
+function amountFlag(value: string, name: string): number {
+  if (!/^\d+(\.\d{1,2})?$/.test(value)) throw new UsageError(`--${name} must be a positive amount with at most 2 decimals`);
+  return Number(value);
+}
+
+const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(rt: Runtime, v: Record<string, string | undefined>): Promise<unknown> }> = {
+  'developer:create': {
+    flags: { name: { type: 'string' } },
+    async run(rt, v) {
+      const d = await admin<{ id: string }>(rt, 'mutation($n: String!) { createDeveloper(name: $n) { id } }', { n: need(v, 'name') });
+      return { developerId: d.id };
+    },
+  },
+  'key:issue': {
+    flags: { developer: { type: 'string' } },
+    run: (rt, v) =>
+      admin(rt, 'mutation($d: ID!) { issueSecretKey(developerId: $d) { keyId secretKey } }', { d: need(v, 'developer') }),
+  },
+  'key:revoke': {
+    flags: { key: { type: 'string' } },
+    run: (rt, v) => admin(rt, 'mutation($k: ID!) { revokeSecretKey(keyId: $k) { keyId revokedAt } }', { k: need(v, 'key') }),
+  },
+  'user:create': {
+    flags: { username: { type: 'string' }, phone: { type: 'string' }, balance: { type: 'string' }, currency: { type: 'string' } },
+    run: (rt, v) =>
+      admin(rt, 'mutation($i: CreateUserInput!) { createUser(input: $i) { userId walletId } }', {
+        i: {
+          username: need(v, 'username'),
+          phone: need(v, 'phone'),
+          ...(v.balance !== undefined ? { balance: amountFlag(v.balance, 'balance') } : {}),
+          ...(v.currency !== undefined ? { currency: v.currency } : {}),
+        },
+      }),
+  },
+  'wallet:status': {
+    flags: { wallet: { type: 'string' }, status: { type: 'string' } },
+    async run(rt, v) {
+      const status = need(v, 'status').toUpperCase();
+      if (!['ACTIVE', 'SUSPENDED', 'CLOSED'].includes(status)) throw new UsageError('--status must be ACTIVE, SUSPENDED or CLOSED');
+      return admin(rt, 'mutation($w: String!, $s: WalletStatus!) { setWalletStatus(walletId: $w, status: $s) { walletId status } }', {
+        w: need(v, 'wallet'),
+        s: status,
+      });
+    },
+  },
+  'wallet:topup': {
+    flags: { wallet: { type: 'string' }, amount: { type: 'string' } },
+    run: (rt, v) =>
+      admin(rt, 'mutation($w: String!, $a: Float!) { topUpWallet(walletId: $w, amount: $a) { walletId balance currency } }', {
+        w: need(v, 'wallet'),
+        a: amountFlag(need(v, 'amount'), 'amount'),
+      }),
+  },
+  'operator:create': {
+    flags: { name: { type: 'string' } },
+    async run(rt, v) {
+      const o = await admin<{ operatorId: string; token: string }>(rt, 'mutation($n: String!) { createOperator(name: $n) { operatorId token } }', {
+        n: need(v, 'name'),
+      });
+      return { operatorId: o.operatorId, token: o.token };
+    },
+  },
+  'operator:revoke': {
+    flags: { operator: { type: 'string' } },
+    run: (rt, v) => admin(rt, 'mutation($o: ID!) { revokeOperator(id: $o) { operatorId revokedAt } }', { o: need(v, 'operator') }),
+  },
+  'user:token': {
+    flags: { username: { type: 'string' } },
+    async run(rt, v) {
+      const user = await rt.services.accounts.userByUsername(rt.db.orm.em.fork(), need(v, 'username'));
+      return { token: await mintUserToken(rt.config, user.id, 24 * 3600) };
+    },
+  },
+  'test-wallets': {
+    flags: {},
+    run: (rt) => listTestWallets({ config: rt.config, services: rt.services, forkEm: () => rt.db.orm.em.fork(), logger: createLogger('silent') }),
+  },
+  demo: {
+    flags: {},
+    async run(rt) {
+      const { developerId } = (await COMMANDS['developer:create']!.run(rt, { name: 'Demo Merchant' })) as { developerId: string };
+      const key = (await COMMANDS['key:issue']!.run(rt, { developer: developerId })) as { keyId: string; secretKey: string };
+      const users = [];
+      for (const [username, phone] of [
+        ['alice', '0911000001'],
+        ['bob', '0911000002'],
+      ] as const) {
+        let walletId: string;
+        try {
+          walletId = ((await COMMANDS['user:create']!.run(rt, { username, phone, balance: '1000.00' })) as { walletId: string }).walletId;
+        } catch (err) {
+          if (!(err instanceof UsageError) || !/taken/.test(err.message)) throw err;
+          walletId = await rt.services.accounts.walletIdFor(rt.db.orm.em.fork(), username);
+        }
+        const { token } = (await COMMANDS['user:token']!.run(rt, { username })) as { token: string };
+        users.push({ username, phone, walletId, userToken: token });
+      }
+      return { developerId, keyId: key.keyId, secretKey: key.secretKey, users };
+    },
+  },
+};
+
+async function run(argv: string[], io: CliIo): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command) throw new UsageError(`a command is required\n\n${USAGE}`);
+  if (command === '--help' || command === 'help') {
+    io.stdout(`${USAGE}\n`);
+    return 0;
+  }
+  if (command === 'schema:emit') {
+    let values: { out?: string | undefined };
+    try {
+      values = parseArgs({ args: rest, options: { out: { type: 'string' } }, strict: true }).values;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+    const file = values.out ?? 'schema/schema.graphql';
+    await writeFile(file, `${printSchema(await getSchema())}\n`);
+    io.stdout(`${JSON.stringify({ file })}\n`);
+    return 0;
+  }
+  const spec = COMMANDS[command];
+  if (!spec && command !== 'migrate') throw new UsageError(`Unknown command "${command}"\n\n${USAGE}`);
+  let values: Record<string, string | undefined>;
+  try {
+    values = parseArgs({ args: rest, options: spec?.flags ?? {}, strict: true, allowPositionals: false }).values as Record<
+      string,
+      string | undefined
+    >;
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const config = loadConfig(io.env);
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 2, migrate: true });
+  try {
+    if (command === 'migrate') {
+      const executed = await db.orm.getMigrator().getExecutedMigrations();
+      io.stdout(`${JSON.stringify({ migrated: executed.map((m) => m.name) })}\n`);
+      return 0;
+    }
+    const rt: Runtime = { config, db, schema: await getSchema(), services: createServices(config, db, createLogger('silent')), runId: `cli-${randomUUID()}` };
+    const output = await spec!.run(rt, values);
+    io.stdout(`${JSON.stringify(output)}\n`);
+    return 0;
+  } finally {
+    await db.close();
+  }
+}
+
+/**
+ * Runs one CLI command: one JSON object on stdout and exit code 0; a usage or business error is
+ * one line on stderr and 2; anything else one line on stderr and 1 (never a stack trace).
+ */
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    return await run(argv, io);
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    io.stderr(`wallet-gateway: ${message}\n`);
+    return err instanceof UsageError || err instanceof AppError ? 2 : 1;
+  }
+}
