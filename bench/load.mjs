@@ -1,6 +1,8 @@
 // The bench's load generator, a process of its own: one autocannon run against a loopback URL
 // for a bounded duration; prints its result as one JSON line. Arguments: a JSON object
-// {url, method, connections, seconds, headers, body}.
+// {url, method, connections, seconds, headers, body, idempotency}; with idempotency, every
+// request carries an Idempotency-Key of its own.
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
 
 const opts = JSON.parse(process.argv[2]);
@@ -13,6 +15,9 @@ const result = await autocannon({
   headers: opts.headers,
   body: opts.body,
   timeout: 10,
+  ...(opts.idempotency
+    ? { requests: [{ setupRequest: (req) => ({ ...req, headers: { ...req.headers, 'idempotency-key': randomUUID() } }) }] }
+    : {}),
 });
 process.stdout.write(
   `${JSON.stringify({

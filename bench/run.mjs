@@ -177,7 +177,7 @@ async function httpPoint(rootPid, url, point) {
   const before = await snapshot(rootPid);
   const r = await runChild([
     'bench/load.mjs',
-    JSON.stringify({ url: `${url}${point.path}`, method: point.method, connections: point.connections, seconds: SECONDS, headers, body: point.body }),
+    JSON.stringify({ url: `${url}${point.path}`, method: point.method, connections: point.connections, seconds: SECONDS, headers, body: point.body, idempotency: point.idempotency }),
   ]);
   const after = await snapshot(rootPid);
   const n = r.ok + r.failed;
@@ -225,10 +225,12 @@ const ALL_POINTS = [
   { name: 'status read, 16 conn.', kind: 'read', method: 'GET', path: `/api/v1/wallet/payment-request/${prId}`, connections: 16 },
   { name: 'status read, 50 conn.', kind: 'read', method: 'GET', path: `/api/v1/wallet/payment-request/${prId}`, connections: 50 },
   { name: 'create, 16 conn.', kind: 'create', method: 'POST', path: '/api/v1/wallet/request-payment', connections: 16, body: createBody },
+  // BENCH_POINTS=create+key: the same create, each with an Idempotency-Key of its own (not in the default run).
+  { name: 'create+key, 16 conn.', kind: 'create', method: 'POST', path: '/api/v1/wallet/request-payment', connections: 16, body: createBody, idempotency: true, optional: true },
 ];
 // BENCH_POINTS=status|create (a prefix of the point names, comma-separated) and
 // BENCH_SYSTEMS=gateway,minimal,sql narrow a run while iterating (e.g. with a profile).
-const POINTS = ALL_POINTS.filter((p) => !process.env.BENCH_POINTS || process.env.BENCH_POINTS.split(',').some((x) => p.name.startsWith(x)));
+const POINTS = ALL_POINTS.filter((p) => (process.env.BENCH_POINTS ? process.env.BENCH_POINTS.split(',').some((x) => p.name.startsWith(x)) : !p.optional));
 const SYSTEMS = (process.env.BENCH_SYSTEMS ?? 'gateway,minimal,sql').split(',');
 const results = new Map(); // `${point}|${system}` → runs
 const record = (point, system, r) => {
@@ -305,6 +307,7 @@ const TARGETS = {
   'status read, 16 conn.': (g) => [`CPU ≤ 0.5 ms`, g.cpuMs <= 0.5],
   'status read, 50 conn.': (g, m) => [`≥ 0.5× minimal, p99 ≤ 20 ms, CPU ≤ 0.5 ms`, g.rps >= 0.5 * m.rps && g.p99 <= 20 && g.cpuMs <= 0.5],
   'create, 16 conn.': (g, _m, s) => [`≥ 0.8× SQL, p99 ≤ 50 ms, CPU ≤ 1.5 ms`, g.rps >= 0.8 * s.rps && g.p99 <= 50 && g.cpuMs <= 1.5],
+  'create+key, 16 conn.': (g, _m, s) => [`≥ 0.8× SQL, p99 ≤ 50 ms, CPU ≤ 1.5 ms`, g.rps >= 0.8 * s.rps && g.p99 <= 50 && g.cpuMs <= 1.5],
 };
 const rows = [];
 rows.push('| work | system | req/s | p50 ms | p99 ms | CPU ms/req | SQL round trips/req | ratio | target | verdict |');
