@@ -5,6 +5,7 @@ import type { Principal } from './auth/principal.js';
 import { OperationLimits } from './rate-limit.js';
 import type { Services } from './services.js';
 import { createLoaders, type Loaders } from './admin/loaders.js';
+import type { PendingClaim } from './rest/idempotency.js';
 
 export type { Services } from './services.js';
 
@@ -19,6 +20,11 @@ export interface Context {
   readonly limits: OperationLimits;
   /** Batch loaders of the internal tools' graph (created on first use). */
   readonly loaders: Loaders;
+  /**
+   * The Idempotency-Key the REST door asks this operation to claim inside its own transaction
+   * (routes with `claimInside`); absent on every other door.
+   */
+  idempotency?: PendingClaim | undefined;
 }
 
 export interface ContextOptions {

@@ -13,7 +13,7 @@ import { raw, type FilterQuery } from '@mikro-orm/core';
 import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../admin/pagination.js';
 import { requireUuid } from '../uuid.js';
-import { completeIdempotencyRecord } from '../rest/idempotency.js';
+import { IdempotentCall, claimIdempotencyKey, completeIdempotencyRecord, type PendingClaim } from '../rest/idempotency.js';
 import { PaymentRequestResponse } from './payment-request.types.js';
 
 /** Input of request-payment, as the GraphQL input type delivers it. */
@@ -73,17 +73,33 @@ export class PaymentRequestService {
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
   ) {}
 
-  /** Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit. */
-  async create(em: EntityManager, developerId: string, input: RequestPaymentFields, idempotencyKey: string | null = null): Promise<PaymentRequest> {
+  /**
+   * Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit.
+   * With `claim` (the REST door's Idempotency-Key), the key is claimed as the transaction's first
+   * statement and its record completed as its last: one transaction, one durable commit. A key
+   * already used throws IdempotentCall (nothing is written) for the door to answer.
+   */
+  async create(
+    em: EntityManager,
+    developerId: string,
+    input: RequestPaymentFields,
+    idempotencyKey: string | null = null,
+    claim?: PendingClaim,
+  ): Promise<PaymentRequest> {
     if (idempotencyKey !== null && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
       throw badInput('idempotencyKey must be 1-255 characters');
     }
+    if (claim && claim.key !== idempotencyKey) throw new Error('the claimed Idempotency-Key must be the request\'s idempotencyKey');
     const walletId = requireText(input.walletId, 'walletId', 64);
     const amount = parseAmount(input.amount, this.config.maxAmount);
     const description = requireText(input.description, 'description', 255);
     const merchantName = requireText(input.merchantName, 'merchantName', 100);
     const { reference, metadata } = parseMerchantFields(input);
     const created = await em.transactional(async (tem) => {
+      if (claim) {
+        const found = await claimIdempotencyKey(tem, developerId, claim.key, claim.fingerprint);
+        if (found.kind !== 'new') throw new IdempotentCall(found);
+      }
       let rows: DecidedRow[];
       try {
         rows = await tem.execute(
@@ -120,10 +136,10 @@ export class PaymentRequestService {
       }
       const pr = tem.map(PaymentRequest, row);
       await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
-      // The Idempotency-Key record (claimed by the REST door) commits with the request itself:
-      // a crash after this commit still leaves the key answering with this request.
-      if (idempotencyKey !== null) {
-        await completeIdempotencyRecord(tem, developerId, idempotencyKey, 200, JSON.parse(JSON.stringify(PaymentRequestResponse.created(pr))));
+      // The Idempotency-Key record (claimed above) commits with the request itself: a crash
+      // before this commit leaves no trace, one after it leaves the key answering with this request.
+      if (claim) {
+        await completeIdempotencyRecord(tem, developerId, claim.key, 200, JSON.parse(JSON.stringify(PaymentRequestResponse.created(pr))));
       }
       return pr;
     });

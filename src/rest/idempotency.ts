@@ -10,6 +10,22 @@ export type Claim =
   | { kind: 'mismatch' }
   | { kind: 'in_progress' };
 
+/** An Idempotency-Key a REST call asks its operation to claim inside its own transaction. */
+export interface PendingClaim {
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+/**
+ * Thrown inside an operation whose claim found the key already used (replay, mismatch, in
+ * progress): the transaction rolls back and the REST door answers from the claim.
+ */
+export class IdempotentCall extends Error {
+  constructor(readonly claim: Exclude<Claim, { kind: 'new' }>) {
+    super(`Idempotency-Key already used (${claim.kind})`);
+  }
+}
+
 const KEY = /^[\x21-\x7E](?:[\x20-\x7E]{0,253}[\x21-\x7E])?$/;
 
 /** An unfinished call whose instance died is taken over after this long. */
@@ -50,6 +66,55 @@ export async function completeIdempotencyRecord(em: EntityManager, developerId: 
 }
 
 /**
+ * Claims an Idempotency-Key on `em`. Outside a transaction the claim commits at once (an
+ * IN_PROGRESS row other calls see as 409 until it is completed or released). Inside the
+ * business transaction of a call (`claimInside` routes) the row is uncommitted: a concurrent
+ * call with the same key waits on it at the insert and then replays what committed, and a crash
+ * or rollback leaves nothing behind.
+ */
+export async function claimIdempotencyKey(em: EntityManager, developerId: string, key: string, print: string): Promise<Claim> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const inserted = await em.execute(
+      `insert into idempotency_keys (developer_id, key, fingerprint, state) values (?, ?, ?, 'IN_PROGRESS')
+       on conflict do nothing returning 1 as ok`,
+      [developerId, key, print],
+    );
+    if (inserted.length === 1) return { kind: 'new' };
+    const [row] = await em.execute<
+      Array<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>
+    >(
+      `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
+              locked_at < now() - make_interval(secs => ?) as stale,
+              created_at < now() - make_interval(hours => ?) as expired
+         from idempotency_keys where developer_id = ? and key = ?`,
+      [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key],
+    );
+    if (!row) continue; // removed in between: claim again
+    if (row.expired) {
+      await em.execute('delete from idempotency_keys where developer_id = ? and key = ? and created_at < now() - make_interval(hours => ?)', [
+        developerId,
+        key,
+        IDEMPOTENCY_TTL_HOURS,
+      ]);
+      continue;
+    }
+    if (row.fingerprint !== print) return { kind: 'mismatch' };
+    if (row.state === 'COMPLETED') return { kind: 'replay', status: row.responseStatus!, body: row.responseBody };
+    if (row.stale) {
+      const taken = await em.execute(
+        `update idempotency_keys set locked_at = now()
+          where developer_id = ? and key = ? and state = 'IN_PROGRESS' and locked_at < now() - make_interval(secs => ?)
+         returning 1 as ok`,
+        [developerId, key, LEASE_SECONDS],
+      );
+      if (taken.length === 1) return { kind: 'new' };
+    }
+    return { kind: 'in_progress' };
+  }
+  return { kind: 'in_progress' };
+}
+
+/**
  * Idempotency records (SPEC §10), per developer, kept 24 hours. A call claims its key before it
  * runs; concurrent calls with the same key see IN_PROGRESS (409) and later ones the stored
  * response. The primary key (developer_id, key) makes the claim atomic across instances.
@@ -57,47 +122,8 @@ export async function completeIdempotencyRecord(em: EntityManager, developerId: 
 export class IdempotencyStore {
   constructor(private readonly forkEm: () => EntityManager) {}
 
-  async claim(developerId: string, key: string, print: string): Promise<Claim> {
-    const em = this.forkEm();
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const inserted = await em.execute(
-        `insert into idempotency_keys (developer_id, key, fingerprint, state) values (?, ?, ?, 'IN_PROGRESS')
-         on conflict do nothing returning 1 as ok`,
-        [developerId, key, print],
-      );
-      if (inserted.length === 1) return { kind: 'new' };
-      const [row] = await em.execute<
-        Array<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>
-      >(
-        `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
-                locked_at < now() - make_interval(secs => ?) as stale,
-                created_at < now() - make_interval(hours => ?) as expired
-           from idempotency_keys where developer_id = ? and key = ?`,
-        [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key],
-      );
-      if (!row) continue; // removed in between: claim again
-      if (row.expired) {
-        await em.execute('delete from idempotency_keys where developer_id = ? and key = ? and created_at < now() - make_interval(hours => ?)', [
-          developerId,
-          key,
-          IDEMPOTENCY_TTL_HOURS,
-        ]);
-        continue;
-      }
-      if (row.fingerprint !== print) return { kind: 'mismatch' };
-      if (row.state === 'COMPLETED') return { kind: 'replay', status: row.responseStatus!, body: row.responseBody };
-      if (row.stale) {
-        const taken = await em.execute(
-          `update idempotency_keys set locked_at = now()
-            where developer_id = ? and key = ? and state = 'IN_PROGRESS' and locked_at < now() - make_interval(secs => ?)
-           returning 1 as ok`,
-          [developerId, key, LEASE_SECONDS],
-        );
-        if (taken.length === 1) return { kind: 'new' };
-      }
-      return { kind: 'in_progress' };
-    }
-    return { kind: 'in_progress' };
+  claim(developerId: string, key: string, print: string): Promise<Claim> {
+    return claimIdempotencyKey(this.forkEm(), developerId, key, print);
   }
 
   /** Stores the response of a claimed call (unless its business write already did, see completeIdempotencyRecord). */

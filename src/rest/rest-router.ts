@@ -7,7 +7,7 @@ import type { GatewayState } from '../http/state.js';
 import type { Context } from '../context.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
-import { fingerprint, parseIdempotencyKey, type IdempotencyStore } from './idempotency.js';
+import { IdempotentCall, fingerprint, parseIdempotencyKey, type Claim, type IdempotencyStore } from './idempotency.js';
 
 interface RestResponse {
   status: number;
@@ -17,6 +17,24 @@ interface RestResponse {
 function send(ctx: KoaContext, response: RestResponse): void {
   ctx.status = response.status;
   ctx.body = response.body;
+}
+
+/** The answer to a call whose Idempotency-Key was already used: the stored response, 422 or 409. */
+function answerClaim(ctx: KoaContext, claim: Exclude<Claim, { kind: 'new' }>): void {
+  switch (claim.kind) {
+    case 'mismatch':
+      throw new AppError('UNPROCESSABLE', 'Idempotency-Key was already used with a different request');
+    case 'in_progress':
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed');
+    case 'replay':
+      ctx.set('Idempotent-Replayed', 'true');
+      send(ctx, { status: claim.status, body: claim.body });
+      return;
+    default: {
+      const never: never = claim;
+      throw new Error(`unknown claim ${String(never)}`);
+    }
+  }
 }
 
 interface PreparedRoute {
@@ -61,6 +79,8 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
         contextValue: context,
       });
       if (!result.errors?.length) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
+      const used = result.errors.find((e) => e.originalError instanceof IdempotentCall)?.originalError as IdempotentCall | undefined;
+      if (used) throw used;
       const reply = restErrorOf(result.errors);
       // Thrown, not answered here: the error boundary answers what is no answer to remember
       // (a 429 with its headers, a 5xx with the detail in the log), and the idempotency record is released.
@@ -82,22 +102,41 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
         return;
       }
       const key = parseIdempotencyKey(header);
-      const claim = await deps.idempotency.claim(principal.developerId, key, fingerprint(route.method, ctx.path, body));
-      switch (claim.kind) {
-        case 'mismatch':
-          throw new AppError('UNPROCESSABLE', 'Idempotency-Key was already used with a different request');
-        case 'in_progress':
-          throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed');
-        case 'replay':
-          ctx.set('Idempotent-Replayed', 'true');
-          send(ctx, { status: claim.status, body: claim.body });
-          return;
-        case 'new':
-          break;
-        default: {
-          const never: never = claim;
-          throw new Error(`unknown claim ${String(never)}`);
+      const print = fingerprint(route.method, ctx.path, body);
+      if (route.claimInside) {
+        // The operation claims the key in its own transaction and completes the record there.
+        context.idempotency = { key, fingerprint: print };
+        let inside: RestResponse | IdempotentCall;
+        try {
+          inside = await run(ctx, context, body, key);
+        } catch (err) {
+          if (!(err instanceof IdempotentCall)) throw err;
+          inside = err;
         }
+        if (inside instanceof IdempotentCall) {
+          answerClaim(ctx, inside.claim);
+          return;
+        }
+        // A success was recorded with the write; a 400 (or a failure on our side) is not remembered.
+        if (inside.status === 200 || inside.status === 400 || inside.status >= 500) {
+          send(ctx, inside);
+          return;
+        }
+        // Any other answer (the write rolled back, e.g. 404, 409) is remembered as before: claimed and
+        // completed on its own. If the key was taken meanwhile, the answer stored for it is the answer.
+        const claim = await deps.idempotency.claim(principal.developerId, key, print);
+        if (claim.kind !== 'new') {
+          answerClaim(ctx, claim);
+          return;
+        }
+        await deps.idempotency.complete(principal.developerId, key, inside.status, inside.body);
+        send(ctx, inside);
+        return;
+      }
+      const claim = await deps.idempotency.claim(principal.developerId, key, print);
+      if (claim.kind !== 'new') {
+        answerClaim(ctx, claim);
+        return;
       }
       let response: RestResponse;
       try {

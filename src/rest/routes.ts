@@ -13,6 +13,12 @@ export interface RestRoute {
   readonly operation: string;
   /** Whether the route reads a JSON body. */
   readonly body: boolean;
+  /**
+   * POST routes whose operation claims the Idempotency-Key inside its own transaction (the
+   * context's `idempotency`), so that the claim, the write and the record are one commit.
+   * Other POST routes are claimed by the door before the operation runs.
+   */
+  readonly claimInside?: boolean;
   /** Path parameters, body, Idempotency-Key and query → operation variables. */
   variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null, query?: QueryParams): Record<string, unknown>;
 }
@@ -39,6 +45,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     path: '/wallet/request-payment',
     body: true,
+    claimInside: true,
     operation: `mutation RequestPayment($input: RequestPaymentInput!, $idempotencyKey: String) {
       requestPayment(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt }
     }`,

@@ -39,6 +39,21 @@ test('the record and the payment request are written by the same database transa
   expect(record!.xmin).toBe(pr!.xmin); // the same transaction id wrote both rows
 });
 
+test('the key is claimed by that same transaction too: one commit per create (#10)', async () => {
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  const res = await create(dev.secretKey, 'one-commit', user.walletId);
+  expect(res.status).toBe(200);
+  // now() is the transaction's start: a claim committed earlier, on its own, would carry an earlier time.
+  const [row] = await sql<{ same: boolean }>(
+    `select k.created_at = pr.created_at and k.locked_at = pr.created_at as same
+       from idempotency_keys k join payment_requests pr on pr.developer_id = k.developer_id and pr.idempotency_key = k.key
+      where k.developer_id = ? and k.key = 'one-commit'`,
+    [dev.developerId],
+  );
+  expect(row).toEqual({ same: true });
+});
+
 test('a failure while recording the answer undoes the create; the retry creates exactly one request', async () => {
   const dev = await f.developer();
   const user = await f.user({ balance: 10 });
