@@ -1,7 +1,35 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
 import type Koa from 'koa';
 import type { Config } from '../config.js';
 import type { SandboxPages } from '../sandbox/pages.js';
+
+type HeadersMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/**
+ * The header writes of a helmet middleware built from static options, recorded once and replayed
+ * on each response: the same headers, without running helmet's chain of middlewares per request
+ * (#10). A middleware that does not finish synchronously (dynamic directives) is refused.
+ */
+export function replayable(middleware: HeadersMiddleware): (res: ServerResponse) => void {
+  const writes: Array<[name: string, value: number | string | readonly string[] | undefined]> = [];
+  const recorder = {
+    setHeader: (name: string, value: number | string | readonly string[]) => writes.push([name, value]),
+    removeHeader: (name: string) => writes.push([name, undefined]),
+  };
+  let finished = false;
+  middleware({} as IncomingMessage, recorder as unknown as ServerResponse, (err) => {
+    if (err) throw err;
+    finished = true;
+  });
+  if (!finished) throw new Error('security headers must be static to be replayed');
+  return (res) => {
+    for (const [name, value] of writes) {
+      if (value === undefined) res.removeHeader(name);
+      else res.setHeader(name, value);
+    }
+  };
+}
 
 /**
  * Security headers. The API answers JSON only, so its responses may load nothing; /docs needs its
@@ -9,11 +37,15 @@ import type { SandboxPages } from '../sandbox/pages.js';
  * self-only policy (`sandboxPages`, absent in production).
  */
 export function securityHeaders(_config: Config, sandboxPages?: Pick<SandboxPages, 'headersFor'>): Koa.Middleware {
-  const apiHeaders = helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } });
-  const pageHeaders = helmet({ contentSecurityPolicy: false });
+  const apiHeaders = replayable(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
+  const pageHeaders = replayable(helmet({ contentSecurityPolicy: false }));
   return async (ctx, next) => {
-    const headers = sandboxPages?.headersFor(ctx.path, ctx.method) ?? (ctx.path.startsWith('/docs') ? pageHeaders : apiHeaders);
-    await new Promise<void>((resolve, reject) => headers(ctx.req, ctx.res, (err?: unknown) => (err ? reject(err) : resolve())));
+    const sandbox = sandboxPages?.headersFor(ctx.path, ctx.method);
+    if (sandbox) {
+      await new Promise<void>((resolve, reject) => sandbox(ctx.req, ctx.res, (err?: unknown) => (err ? reject(err) : resolve())));
+    } else {
+      (ctx.path.startsWith('/docs') ? pageHeaders : apiHeaders)(ctx.res);
+    }
     await next();
   };
 }
