@@ -4,7 +4,7 @@ import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
 import type { PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
-import { CommitWakeup, type WakeupSource } from './event-source.js';
+import { CommitWakeup, type Wake, type WakeupSource } from './event-source.js';
 import type { EventType, JsonBody } from './events.js';
 import { OutboxReader, type OutboxRow } from './outbox-reader.js';
 
@@ -63,7 +63,7 @@ export interface EventHubOptions {
  * OutboxReader (woken after local commits, by NOTIFY hints from other instances, and by a
  * short poll); every local subscriber of the row's user receives it. Topics are keyed by the
  * user id taken from the authenticated context, never from arguments. Other outbox readers of
- * this instance (the webhook worker) register with `onWake` to share the wake-ups.
+ * this instance (the webhook worker) register with `onWake` for the wake-ups of commits that queued deliveries.
  */
 export class EventHub {
   private readonly pubsub = createPubSub<Topics>({ eventTarget: EventHub.target() });
@@ -88,9 +88,9 @@ export class EventHub {
       () => this.perUser.size > 0,
       (rows) => this.dispatch(rows),
     );
-    this.commitWakeup = new CommitWakeup(orm, () => {
-      this.wakeLocal();
-      this.source.hint();
+    this.commitWakeup = new CommitWakeup(orm, (wake) => {
+      this.wakeLocal(wake);
+      this.source.hint(wake.deliveries);
     });
   }
 
@@ -108,18 +108,21 @@ export class EventHub {
   async start(): Promise<void> {
     await this.reader.start();
     this.commitWakeup.register();
-    await this.source.start(() => this.wakeLocal());
+    await this.source.start((wake) => this.wakeLocal(wake));
   }
 
-  /** Registers another reader of the outbox to be woken with this one. */
+  /**
+   * Registers the webhook delivery worker to be woken after a commit (here or on another
+   * instance) that queued webhook deliveries; commits that queued none do not wake it (#10).
+   */
   onWake(listener: () => void): () => void {
     this.wakeListeners.add(listener);
     return () => this.wakeListeners.delete(listener);
   }
 
-  private wakeLocal(): void {
+  private wakeLocal(wake: Wake): void {
     this.reader.wake();
-    for (const listener of this.wakeListeners) listener();
+    if (wake.deliveries) for (const listener of this.wakeListeners) listener();
   }
 
   /** Whether wake-ups from other instances arrive (the LISTEN connection is up); polling works regardless. */

@@ -2,7 +2,15 @@ import pg from 'pg';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { Logger } from 'pino';
-import { EVENTS_CHANNEL, transactionWroteEvents } from './events.js';
+import { EVENTS_CHANNEL, transactionQueuedDeliveries, transactionWroteEvents } from './events.js';
+
+/** What a wake-up says: the outbox may have new rows, and (`deliveries`) webhook deliveries may be queued. */
+export interface Wake {
+  deliveries: boolean;
+}
+
+/** The NOTIFY payload of a hint whose commit queued webhook deliveries (otherwise empty). */
+const DELIVERIES_PAYLOAD = 'deliveries';
 
 /**
  * Wake-up hints for one gateway instance: "the outbox may have new rows". A hint carries no
@@ -10,9 +18,9 @@ import { EVENTS_CHANNEL, transactionWroteEvents } from './events.js';
  */
 export interface WakeupSource {
   /** Calls `onWake` whenever another instance (or this one) hints. */
-  start(onWake: () => void): Promise<void>;
-  /** Tells the other instances, after a commit that wrote events. */
-  hint(): void;
+  start(onWake: (wake: Wake) => void): Promise<void>;
+  /** Tells the other instances, after a commit that wrote events (and whether it queued webhook deliveries). */
+  hint(deliveries: boolean): void;
   close(): Promise<void>;
   /** True while hints can arrive (the LISTEN connection is up). */
   readonly healthy: boolean;
@@ -32,9 +40,10 @@ export class PgListenSource implements WakeupSource {
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
-  private onWake: (() => void) | undefined;
+  private onWake: ((wake: Wake) => void) | undefined;
   private sending = false;
-  private pendingHint = false;
+  /** A hint asked for while one was in flight (true: one that queued deliveries), sent next. */
+  private pendingHint: boolean | undefined;
   healthy = false;
 
   constructor(
@@ -42,28 +51,27 @@ export class PgListenSource implements WakeupSource {
     private readonly log: Logger,
   ) {}
 
-  async start(onWake: () => void): Promise<void> {
+  async start(onWake: (wake: Wake) => void): Promise<void> {
     this.onWake = onWake;
     await this.connect();
   }
 
-  hint(): void {
+  hint(deliveries: boolean): void {
     if (this.sending) {
-      this.pendingHint = true;
+      this.pendingHint = (this.pendingHint ?? false) || deliveries;
       return;
     }
     const client = this.client;
     if (!client) return;
     this.sending = true;
     client
-      .query(`select pg_notify('${EVENTS_CHANNEL}', '')`)
+      .query(`select pg_notify('${EVENTS_CHANNEL}', '${deliveries ? DELIVERIES_PAYLOAD : ''}')`)
       .catch(() => undefined)
       .finally(() => {
         this.sending = false;
-        if (this.pendingHint) {
-          this.pendingHint = false;
-          this.hint();
-        }
+        const pending = this.pendingHint;
+        this.pendingHint = undefined;
+        if (pending !== undefined) this.hint(pending);
       });
   }
 
@@ -76,7 +84,7 @@ export class PgListenSource implements WakeupSource {
       application_name: LISTENER_APPLICATION_NAME,
     });
     client.on('notification', (msg) => {
-      if (msg.channel === EVENTS_CHANNEL) this.onWake?.();
+      if (msg.channel === EVENTS_CHANNEL) this.onWake?.({ deliveries: msg.payload === DELIVERIES_PAYLOAD });
     });
     const lost = (err?: Error): void => {
       if (this.client !== client) return;
@@ -98,7 +106,7 @@ export class PgListenSource implements WakeupSource {
       if (this.attempt > 0) this.log.info('event listener reconnected');
       this.attempt = 0;
       // Whatever was hinted while the connection was down: read now.
-      this.onWake?.();
+      this.onWake?.({ deliveries: true });
     } catch (err) {
       client.end().catch(() => undefined);
       this.log.warn({ err: { message: (err as Error).message } }, 'event listener could not connect; retrying');
@@ -146,7 +154,7 @@ export class InProcessSource implements WakeupSource {
 export class CommitWakeup implements EventSubscriber {
   constructor(
     private readonly orm: MikroORM,
-    private readonly onCommit: () => void,
+    private readonly onCommit: (wake: Wake) => void,
   ) {}
 
   register(): void {
@@ -155,7 +163,7 @@ export class CommitWakeup implements EventSubscriber {
 
   afterTransactionCommit(args: TransactionEventArgs): void {
     const trx = args.transaction as object | undefined;
-    if (trx && transactionWroteEvents(trx)) this.onCommit();
+    if (trx && transactionWroteEvents(trx)) this.onCommit({ deliveries: transactionQueuedDeliveries(trx) });
   }
 
   unregister(): void {

@@ -84,9 +84,17 @@ export async function settledHorizon(em: EntityManager): Promise<string> {
 /** Transactions (of the ORM) that wrote an event, so the commit hook knows to wake the readers. */
 const wroteEvents = new WeakSet<object>();
 
+/** Transactions that also queued webhook deliveries, so the commit hook wakes the delivery workers. */
+const queuedDeliveries = new WeakSet<object>();
+
 /** Whether a committed ORM transaction wrote events (read by the after-commit wake-up). */
 export function transactionWroteEvents(trx: object): boolean {
   return wroteEvents.has(trx);
+}
+
+/** Whether a committed ORM transaction queued webhook deliveries (the delivery workers are woken only then). */
+export function transactionQueuedDeliveries(trx: object): boolean {
+  return queuedDeliveries.has(trx);
 }
 
 /**
@@ -125,7 +133,7 @@ export async function writeEvents(tem: EntityManager, facts: readonly EventFacts
   if (needsLock.length > 0) {
     await tem.execute('select 1 from payment_requests where id = any(array[?]::uuid[]) for update', [needsLock]);
   }
-  await tem.execute(
+  const queued = await tem.execute<{ affectedRows: number }>(
     `with ev as (
        insert into events (id, type, developer_id, payment_request_id, transaction_id, sequence, payload, created_at)
        select x.id, x.type, x.developer_id, x.payment_request_id, x.transaction_id,
@@ -139,8 +147,10 @@ export async function writeEvents(tem: EntityManager, facts: readonly EventFacts
        from ev join webhook_endpoints ep
          on ep.developer_id = ev.developer_id and ep.status = 'ENABLED' and (ep.events is null or ev.type = any(ep.events))`,
     [JSON.stringify(rows)],
+    'run',
   );
   wroteEvents.add(trx);
+  if (queued.affectedRows > 0) queuedDeliveries.add(trx);
   return rows.map((r) => r.payload);
 }
 
