@@ -121,10 +121,14 @@ export function describeError(err: unknown): ErrorReply {
 /** What a client is told when its statement waited too long for a lock or ran too long. */
 export const BUSY_MESSAGE = 'The database is busy (a lock or statement timed out); try again';
 
-/** lock_timeout (55P03 lock_not_available) or statement_timeout (57014 query_canceled) ended the statement. */
+/**
+ * lock_timeout (55P03 lock_not_available) or statement_timeout (57014 query_canceled) ended the
+ * statement, or PostgreSQL chose this transaction to break a deadlock (40P01) or a serialization
+ * conflict (40001): the transaction rolled back whole, so trying again is safe.
+ */
 function isDatabaseBusy(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return code === '55P03' || code === '57014';
+  return code === '55P03' || code === '57014' || code === '40P01' || code === '40001';
 }
 
 /**

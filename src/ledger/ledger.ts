@@ -17,16 +17,20 @@ export interface Movement {
  * developer and writes both ledger entries. This module is the only place a balance changes.
  */
 export async function movePayment(tem: EntityManager, m: Movement): Promise<void> {
-  const debited: unknown[] = await tem.execute(
-    `update wallets set balance = balance - ?::numeric, updated_at = now()
-      where id = ? and status = 'ACTIVE' and balance >= ?::numeric returning id`,
-    [m.amount, m.walletId, m.amount],
-  );
-  if (debited.length === 0) {
-    const [wallet] = await tem.execute<Array<{ status: string }>>('select status from wallets where id = ?', [m.walletId]);
+  if (!(await debitWallet(tem, m))) {
+    // Why not, read under the row lock the update would take: a status change or top-up that
+    // committed after the update looked is seen here, so the answer matches the wallet as it now
+    // is, and with the lock held a second update sees exactly this row. FOR NO KEY UPDATE, not FOR
+    // UPDATE: the latter also waits for the KEY SHARE locks that other approvals' transaction rows
+    // hold on this wallet, while they wait for this lock (a deadlock).
+    const [wallet] = await tem.execute<Array<{ status: string; covers: boolean }>>(
+      'select status, balance >= ?::numeric as covers from wallets where id = ? for no key update',
+      [m.amount, m.walletId],
+    );
     if (!wallet) throw notFound('Wallet not found');
     if (wallet.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
-    throw new AppError('INSUFFICIENT_FUNDS', 'Insufficient funds');
+    if (!wallet.covers) throw new AppError('INSUFFICIENT_FUNDS', 'Insufficient funds');
+    if (!(await debitWallet(tem, m))) throw new Error('the locked wallet refused a debit it covers');
   }
   await tem.execute(
     `insert into developer_balances (developer_id, currency, balance) values (?, ?, ?::numeric)
@@ -37,18 +41,30 @@ export async function movePayment(tem: EntityManager, m: Movement): Promise<void
 }
 
 /**
- * The reverse of (part of) a payment: the developer is debited only if its settlement balance
- * covers it, the wallet is credited back, both sides are written to the ledger under the refund.
+ * The reverse of (part of) a payment: the wallet is credited back and the developer debited,
+ * only if its settlement balance covers it (else everything rolls back); both sides are written
+ * to the ledger under the refund. Wallet first, then developer, as in a payment: transactions
+ * that lock the same rows in the same order cannot deadlock.
  */
 export async function moveRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void> {
+  await tem.execute(`update wallets set balance = balance + ?::numeric, updated_at = now() where id = ?`, [m.amount, m.walletId]);
   const debited: unknown[] = await tem.execute(
     `update developer_balances set balance = balance - ?::numeric
       where developer_id = ? and currency = ? and balance >= ?::numeric returning developer_id`,
     [m.amount, m.developerId, m.currency, m.amount],
   );
   if (debited.length === 0) throw new AppError('INSUFFICIENT_FUNDS', 'Developer settlement balance does not cover the refund');
-  await tem.execute(`update wallets set balance = balance + ?::numeric, updated_at = now() where id = ?`, [m.amount, m.walletId]);
   await writeEntries(tem, 'REFUND', m, false, m.refundId);
+}
+
+/** The conditional debit: only an ACTIVE wallet that covers the amount (the CHECK constraint backs it). */
+async function debitWallet(tem: EntityManager, m: Movement): Promise<boolean> {
+  const debited: unknown[] = await tem.execute(
+    `update wallets set balance = balance - ?::numeric, updated_at = now()
+      where id = ? and status = 'ACTIVE' and balance >= ?::numeric returning id`,
+    [m.amount, m.walletId, m.amount],
+  );
+  return debited.length > 0;
 }
 
 /** One entry per side: the wallet's and the developer's, with opposite signs. */

@@ -145,9 +145,7 @@ function step(m0: Model, c: Cmd, o: Outcome | 'skip', sent: number, answered: nu
     }
     if (expiredSurely(p)) return `${c.k} after expiry answered ${JSON.stringify(o)}`;
     if (money) {
-      // Known open finding (issue 8): when the wallet is re-activated while the approval runs, the
-      // refusal can be labelled INSUFFICIENT_FUNDS instead of WALLET_NOT_ACTIVE (no money moves).
-      if (!m.active[p.u]) return !o.ok && /^(WALLET_NOT_ACTIVE|INSUFFICIENT_FUNDS)$/.test(o.code) ? m : `approve on a suspended wallet: ${JSON.stringify(o)}`;
+      if (!m.active[p.u]) return !o.ok && o.code === 'WALLET_NOT_ACTIVE' ? m : `approve on a suspended wallet: ${JSON.stringify(o)}`;
       if (m.balance[p.u]! < p.amount) return !o.ok && o.code === 'INSUFFICIENT_FUNDS' ? m : `approve without funds: ${JSON.stringify(o)}`;
     }
     if (!o.ok || o.data.status !== to) return `${c.k} of a valid request answered ${JSON.stringify(o)}`;
