@@ -13,6 +13,7 @@ import { raw, type FilterQuery } from '@mikro-orm/core';
 import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../admin/pagination.js';
 import { requireUuid } from '../uuid.js';
+import { preparedRead } from '../db/prepared.js';
 import { IdempotentCall, claimIdempotencyKey, completeIdempotencyRecord, type PendingClaim } from '../rest/idempotency.js';
 import { PaymentRequestResponse } from './payment-request.types.js';
 
@@ -36,6 +37,12 @@ function requireText(value: unknown, field: string, max: number): string {
   if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(text)) throw badInput(`${field} must not contain control characters`);
   return text;
 }
+
+/** The developer's status read (prepared once per connection; explicit columns, see preparedRead). */
+const STATUS_READ = `select pr.id, pr.developer_id, pr.wallet_id, pr.amount, pr.currency, pr.description, pr.merchant_name, pr.status,
+       pr.created_at, pr.expires_at, pr.updated_at, pr.transaction_id, pr.reference, pr.metadata, pr.idempotency_key,
+       ${overdueSql('pr')} as overdue
+  from payment_requests pr where pr.id = $1 and pr.developer_id = $2`;
 
 /** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
 type Owner = { developerId: string } | { userId: string };
@@ -153,10 +160,7 @@ export class PaymentRequestService {
     // The hot status read: one hand-written statement mapped to a detached entity (with `overdue`, by the
     // database's clock, as the entity's formula reads it); the ORM's query building cost more CPU
     // than the whole rest of the read (bench/, #10).
-    const [row] = await em.execute<Array<Record<string, unknown>>>(
-      `select pr.*, ${overdueSql('pr')} as overdue from payment_requests pr where pr.id = ? and pr.developer_id = ?`,
-      [id, developerId],
-    );
+    const [row] = await preparedRead<Record<string, unknown>>(em, 'payment_request_status', STATUS_READ, [id, developerId]);
     if (!row) throw notFound('Payment request not found');
     // Mapped by the ORM's own column mapping, but not merged into the unit of work (a read
     // that changes nothing needs no identity map or change-tracking snapshot: ~3x cheaper).
