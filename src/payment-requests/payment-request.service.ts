@@ -13,7 +13,7 @@ import { raw, type FilterQuery } from '@mikro-orm/core';
 import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../admin/pagination.js';
 import { requireUuid } from '../uuid.js';
-import { preparedRead } from '../db/prepared.js';
+import { detachedEntity, preparedRead } from '../db/prepared.js';
 import { IdempotentCall, claimIdempotencyKey, completeIdempotencyRecord, type PendingClaim } from '../rest/idempotency.js';
 import { PaymentRequestResponse } from './payment-request.types.js';
 
@@ -141,7 +141,8 @@ export class PaymentRequestService {
         if (!wallet) throw notFound('Wallet not found');
         throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
       }
-      const pr = tem.map(PaymentRequest, row);
+      // Only read from here on (event, response, record): nothing for the commit's flush to track.
+      const pr = detachedEntity(tem, PaymentRequest, row);
       await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
       // The Idempotency-Key record (claimed above) commits with the request itself: a crash
       // before this commit leaves no trace, one after it leaves the key answering with this request.
@@ -162,9 +163,7 @@ export class PaymentRequestService {
     // than the whole rest of the read (bench/, #10).
     const [row] = await preparedRead<Record<string, unknown>>(em, 'payment_request_status', STATUS_READ, [id, developerId]);
     if (!row) throw notFound('Payment request not found');
-    // Mapped by the ORM's own column mapping, but not merged into the unit of work (a read
-    // that changes nothing needs no identity map or change-tracking snapshot: ~3x cheaper).
-    return Object.assign(Object.create(PaymentRequest.prototype) as PaymentRequest, em.getDriver().mapResult(row, em.getMetadata(PaymentRequest)));
+    return detachedEntity(em, PaymentRequest, row);
   }
 
   /**
