@@ -1,5 +1,6 @@
 import Router from '@koa/router';
-import { execute, parse, validate, type DocumentNode, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { execute, parse, validate, type DocumentNode, type ExecutionResult, type GraphQLSchema, type OperationDefinitionNode } from 'graphql';
+import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Context as KoaContext } from 'koa';
 import { AppError } from '../errors.js';
 import { readJsonBody } from '../http/body.js';
@@ -41,6 +42,8 @@ interface PreparedRoute {
   route: RestRoute;
   document: DocumentNode;
   field: string;
+  /** The operation compiled once (graphql-jit): the same resolvers, auth checks and errors, less per-call work. */
+  compiled: CompiledQuery;
 }
 
 function prepare(schema: GraphQLSchema, route: RestRoute): PreparedRoute {
@@ -50,7 +53,9 @@ function prepare(schema: GraphQLSchema, route: RestRoute): PreparedRoute {
   const op = document.definitions[0] as OperationDefinitionNode;
   const field = op.selectionSet.selections[0];
   if (!field || field.kind !== 'Field') throw new Error(`REST route ${route.path} must select one root field`);
-  return { route, document, field: field.name.value };
+  const compiled = compileQuery(schema, document);
+  if (!isCompiledQuery(compiled)) throw new Error(`REST route ${route.path} does not compile: ${compiled.errors?.[0]?.message}`);
+  return { route, document, field: field.name.value, compiled };
 }
 
 export interface RestDeps {
@@ -72,12 +77,12 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
     const prepared = prepare(deps.schema, route);
     /** Runs the route's operation; returns the response, or throws what the error boundary answers. */
     const run = async (ctx: KoaContext, context: Context, body: unknown, idempotencyKey: string | null): Promise<RestResponse> => {
-      const result = await execute({
-        schema: deps.schema,
-        document: prepared.document,
-        variableValues: route.variables(ctx.params as Record<string, string>, body, idempotencyKey, ctx.query),
-        contextValue: context,
-      });
+      const variableValues = route.variables(ctx.params as Record<string, string>, body, idempotencyKey, ctx.query);
+      let result: ExecutionResult = await prepared.compiled.query(undefined, context, variableValues);
+      // The variables did not fit (nothing ran): graphql-js words that error, as every door does.
+      if (result.data === undefined && result.errors?.length) {
+        result = await execute({ schema: deps.schema, document: prepared.document, variableValues, contextValue: context });
+      }
       if (!result.errors?.length) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
       const used = result.errors.find((e) => e.originalError instanceof IdempotentCall)?.originalError as IdempotentCall | undefined;
       if (used) throw used;
