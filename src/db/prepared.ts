@@ -3,8 +3,14 @@ import type { EntityClass, EntityData } from '@mikro-orm/core';
 
 /** The part of a pooled `pg` client a prepared read uses. */
 interface PooledClient {
-  query(config: { name: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
+  query(config: { name?: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
 }
+
+/** PostgreSQL's "prepared statement already exists". */
+const DUPLICATE_PREPARED_STATEMENT = '42P05';
+
+/** Whether statements are prepared by name (off once connections turn out to share a session). */
+let named = true;
 
 /**
  * A hot read as a named prepared statement on a pooled connection: PostgreSQL parses and plans it
@@ -18,7 +24,17 @@ export async function preparedRead<T>(em: EntityManager, name: string, text: str
   const client = em.getKnex().client as { acquireConnection(): Promise<PooledClient>; releaseConnection(c: PooledClient): Promise<void> };
   const connection = await client.acquireConnection();
   try {
-    return (await connection.query({ name, text, values })).rows as T[];
+    if (named) {
+      try {
+        return (await connection.query({ name, text, values })).rows as T[];
+      } catch (err) {
+        // Connections that share one database session (the embedded PGlite behind its socket)
+        // see each other's statements: prepare nothing by name from then on.
+        if ((err as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw err;
+        named = false;
+      }
+    }
+    return (await connection.query({ text, values })).rows as T[];
   } finally {
     await client.releaseConnection(connection);
   }
