@@ -80,17 +80,9 @@ export async function claimIdempotencyKey(em: EntityManager, developerId: string
       [developerId, key, print],
     );
     if (inserted.length === 1) return { kind: 'new' };
-    const [row] = await em.execute<
-      Array<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>
-    >(
-      `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
-              locked_at < now() - make_interval(secs => ?) as stale,
-              created_at < now() - make_interval(hours => ?) as expired
-         from idempotency_keys where developer_id = ? and key = ?`,
-      [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key],
-    );
-    if (!row) continue; // removed in between: claim again
-    if (row.expired) {
+    const found = await readRecord(em, developerId, key, print);
+    if (found === 'absent') continue; // removed in between: claim again
+    if (found === 'expired') {
       await em.execute('delete from idempotency_keys where developer_id = ? and key = ? and created_at < now() - make_interval(hours => ?)', [
         developerId,
         key,
@@ -98,9 +90,7 @@ export async function claimIdempotencyKey(em: EntityManager, developerId: string
       ]);
       continue;
     }
-    if (row.fingerprint !== print) return { kind: 'mismatch' };
-    if (row.state === 'COMPLETED') return { kind: 'replay', status: row.responseStatus!, body: row.responseBody };
-    if (row.stale) {
+    if (found === 'stale') {
       const taken = await em.execute(
         `update idempotency_keys set locked_at = now()
           where developer_id = ? and key = ? and state = 'IN_PROGRESS' and locked_at < now() - make_interval(secs => ?)
@@ -108,10 +98,38 @@ export async function claimIdempotencyKey(em: EntityManager, developerId: string
         [developerId, key, LEASE_SECONDS],
       );
       if (taken.length === 1) return { kind: 'new' };
+      return { kind: 'in_progress' };
     }
-    return { kind: 'in_progress' };
+    return found;
   }
   return { kind: 'in_progress' };
+}
+
+/**
+ * What the record of a key says to a call with this fingerprint: its answer (replay, mismatch,
+ * in progress), or that there is none to go by (absent, expired, or an unfinished call of the
+ * same body whose lease ran out).
+ */
+async function readRecord(
+  em: EntityManager,
+  developerId: string,
+  key: string,
+  print: string,
+): Promise<Exclude<Claim, { kind: 'new' }> | 'absent' | 'expired' | 'stale'> {
+  const [row] = await em.execute<
+    Array<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>
+  >(
+    `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
+            locked_at < now() - make_interval(secs => ?) as stale,
+            created_at < now() - make_interval(hours => ?) as expired
+       from idempotency_keys where developer_id = ? and key = ?`,
+    [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key],
+  );
+  if (!row) return 'absent';
+  if (row.expired) return 'expired';
+  if (row.fingerprint !== print) return { kind: 'mismatch' };
+  if (row.state === 'COMPLETED') return { kind: 'replay', status: row.responseStatus!, body: row.responseBody };
+  return row.stale ? 'stale' : { kind: 'in_progress' };
 }
 
 /**
@@ -124,6 +142,16 @@ export class IdempotencyStore {
 
   claim(developerId: string, key: string, print: string): Promise<Claim> {
     return claimIdempotencyKey(this.forkEm(), developerId, key, print);
+  }
+
+  /**
+   * The answer an existing record gives this call, claiming nothing: for a call refused before it
+   * could claim (invalid input), so that reusing a key still answers as SPEC §10 says (422 for
+   * another body, 409 while the first call runs, the stored answer) rather than with the 400.
+   */
+  async standing(developerId: string, key: string, print: string): Promise<Exclude<Claim, { kind: 'new' }> | undefined> {
+    const found = await readRecord(this.forkEm(), developerId, key, print);
+    return typeof found === 'string' ? undefined : found;
   }
 
   /** Stores the response of a claimed call (unless its business write already did, see completeIdempotencyRecord). */

@@ -122,7 +122,15 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
           answerClaim(ctx, inside.claim);
           return;
         }
-        // A success was recorded with the write; a 400 (or a failure on our side) is not remembered.
+        // A success was recorded with the write; a 400 (or a failure on our side) is not remembered,
+        // but a key already used still answers as it did before (e.g. 422 for another body).
+        if (inside.status === 400) {
+          const standing = await deps.idempotency.standing(principal.developerId, key, print);
+          if (standing) {
+            answerClaim(ctx, standing);
+            return;
+          }
+        }
         if (inside.status === 200 || inside.status === 400 || inside.status >= 500) {
           send(ctx, inside);
           return;

@@ -43,6 +43,21 @@ test('same key, different body: 422 and nothing created', async () => {
   expect(await countRequests(dev.developerId)).toBe(1);
 });
 
+test('same key, a different body that is also invalid: still 422 (the key is judged before the body), nothing created', async () => {
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  await post(dev.secretKey, 'k-422-bad', { walletId: user.walletId, amount: 5, description: 'A', merchantName: 'Shop' });
+  for (const body of [
+    { walletId: user.walletId, amount: -1, description: 'A', merchantName: 'Shop' },
+    { walletId: user.walletId, amount: 5, description: '', merchantName: 'Shop' },
+  ]) {
+    const res = await post(dev.secretKey, 'k-422-bad', body);
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ statusCode: 422, message: 'Idempotency-Key was already used with a different request' });
+  }
+  expect(await countRequests(dev.developerId)).toBe(1);
+});
+
 test('keys are scoped per developer', async () => {
   const a = await f.developer();
   const b = await f.developer();
