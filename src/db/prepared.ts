@@ -6,8 +6,13 @@ interface PooledClient {
   query(config: { name?: string; text: string; values: readonly unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
-/** PostgreSQL's "prepared statement already exists". */
-const DUPLICATE_PREPARED_STATEMENT = '42P05';
+/**
+ * PostgreSQL's "prepared statement already exists" and "… does not exist": the connection's
+ * session is not what the driver believes (connections sharing one session, as the embedded
+ * PGlite behind its socket does; a pooler such as PgBouncer in transaction mode, or a `DISCARD
+ * ALL`/`DEALLOCATE ALL`, between the driver and PostgreSQL).
+ */
+const SESSION_MISMATCH = new Set(['42P05', '26000']);
 
 /** Whether statements are prepared by name (off once connections turn out to share a session). */
 let named = true;
@@ -28,9 +33,9 @@ export async function preparedRead<T>(em: EntityManager, name: string, text: str
       try {
         return (await connection.query({ name, text, values })).rows as T[];
       } catch (err) {
-        // Connections that share one database session (the embedded PGlite behind its socket)
-        // see each other's statements: prepare nothing by name from then on.
-        if ((err as { code?: string }).code !== DUPLICATE_PREPARED_STATEMENT) throw err;
+        // The session does not hold what the driver believes it prepared there: prepare nothing
+        // by name from then on (the read itself runs again, unnamed).
+        if (!SESSION_MISMATCH.has((err as { code?: string }).code ?? '')) throw err;
         named = false;
       }
     }

@@ -1,5 +1,6 @@
 // GET /api/v1/wallet/payment-request/{requestId}
 import { factories, startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
 import { expectError, expectOk, ISO_DATE_RE } from '../helpers/expect.js';
 import { createPaymentRequest, getStatus, UNKNOWN_UUID, REST_TEST_ENV } from '../helpers/rest.js';
 
@@ -86,4 +87,28 @@ test('without an Authorization header: 401 Missing bearer token', async () => {
   const user = await f.user();
   const id = await createPaymentRequest(app, token, user.walletId);
   expectError(await getStatus(app, undefined, id), 401, 'Missing bearer token');
+});
+
+test('a session that lost its prepared statements (a pooler, DEALLOCATE ALL) still gets 200: the read runs unnamed', async () => {
+  // One pooled connection, so the statement the first read prepares is the one deallocated.
+  const database = await createTestDatabase(1);
+  const one = await startTestApp({ database, env: { ...REST_TEST_ENV } });
+  try {
+    const f1 = factories(one);
+    const key = (await f1.developer()).secretKey;
+    const id = await createPaymentRequest(one, key, (await f1.user()).walletId);
+    expectOk(await getStatus(one, key, id));
+    const client = one.db.orm.em.getKnex().client as { acquireConnection(): Promise<{ query(q: string): Promise<unknown> }>; releaseConnection(c: unknown): Promise<void> };
+    const connection = await client.acquireConnection();
+    await connection.query('deallocate all');
+    await client.releaseConnection(connection);
+    for (let i = 0; i < 2; i++) {
+      const res = await getStatus(one, key, id);
+      expectOk(res);
+      expect(res.body.id).toBe(id);
+    }
+  } finally {
+    await one.close();
+    await database.close();
+  }
 });
