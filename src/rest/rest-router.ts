@@ -38,6 +38,40 @@ function answerClaim(ctx: KoaContext, claim: Exclude<Claim, { kind: 'new' }>): v
   }
 }
 
+/** Whether an answer is stored for its Idempotency-Key: not a refused body (400), which may be retried, nor a failure of ours (5xx). */
+const remembered = (status: number): boolean => status !== 400 && status < 500;
+
+interface KeyRecord {
+  store: IdempotencyStore;
+  developerId: string;
+  key: string;
+  print: string;
+}
+
+/**
+ * Claims the key on its own and answers from its record if it was used already; else answers
+ * with `respond()` and stores that answer (SPEC §10), or releases the key when it is not to be
+ * remembered.
+ */
+async function answerRemembered(ctx: KoaContext, record: KeyRecord, respond: () => Promise<RestResponse>): Promise<void> {
+  const { store, developerId, key, print } = record;
+  const claim = await store.claim(developerId, key, print);
+  if (claim.kind !== 'new') {
+    answerClaim(ctx, claim);
+    return;
+  }
+  let response: RestResponse;
+  try {
+    response = await respond();
+  } catch (err) {
+    await store.release(developerId, key).catch(() => undefined);
+    throw err;
+  }
+  if (remembered(response.status)) await store.complete(developerId, key, response.status, response.body);
+  else await store.release(developerId, key);
+  send(ctx, response);
+}
+
 interface PreparedRoute {
   route: RestRoute;
   document: DocumentNode;
@@ -108,60 +142,29 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       }
       const key = parseIdempotencyKey(header);
       const print = fingerprint(route.method, ctx.path, body);
-      if (route.claimInside) {
-        // The operation claims the key in its own transaction and completes the record there.
-        context.idempotency = { key, fingerprint: print };
-        let inside: RestResponse | IdempotentCall;
-        try {
-          inside = await run(ctx, context, body, key);
-        } catch (err) {
-          if (!(err instanceof IdempotentCall)) throw err;
-          inside = err;
-        }
-        if (inside instanceof IdempotentCall) {
-          answerClaim(ctx, inside.claim);
-          return;
-        }
-        // A success was recorded with the write; a 400 (or a failure on our side) is not remembered,
-        // but a key already used still answers as it did before (e.g. 422 for another body).
-        if (inside.status === 400) {
-          const standing = await deps.idempotency.standing(principal.developerId, key, print);
-          if (standing) {
-            answerClaim(ctx, standing);
-            return;
-          }
-        }
-        if (inside.status === 200 || inside.status === 400 || inside.status >= 500) {
-          send(ctx, inside);
-          return;
-        }
-        // Any other answer (the write rolled back, e.g. 404, 409) is remembered as before: claimed and
-        // completed on its own. If the key was taken meanwhile, the answer stored for it is the answer.
-        const claim = await deps.idempotency.claim(principal.developerId, key, print);
-        if (claim.kind !== 'new') {
-          answerClaim(ctx, claim);
-          return;
-        }
-        await deps.idempotency.complete(principal.developerId, key, inside.status, inside.body);
-        send(ctx, inside);
+      const record = { store: deps.idempotency, developerId: principal.developerId, key, print };
+      if (!route.claimInside) {
+        await answerRemembered(ctx, record, () => run(ctx, context, body, key));
         return;
       }
-      const claim = await deps.idempotency.claim(principal.developerId, key, print);
-      if (claim.kind !== 'new') {
-        answerClaim(ctx, claim);
-        return;
-      }
-      let response: RestResponse;
+      // The operation claims the key in its own transaction and completes the record there.
+      context.idempotency = { key, fingerprint: print };
+      let inside: RestResponse;
       try {
-        response = await run(ctx, context, body, key);
+        inside = await run(ctx, context, body, key);
       } catch (err) {
-        await deps.idempotency.release(principal.developerId, key).catch(() => undefined);
-        throw err;
+        if (!(err instanceof IdempotentCall)) throw err;
+        answerClaim(ctx, err.claim);
+        return;
       }
-      // A call that failed validation (or failed on our side) is not remembered: it may be retried.
-      if (response.status === 400 || response.status >= 500) await deps.idempotency.release(principal.developerId, key);
-      else await deps.idempotency.complete(principal.developerId, key, response.status, response.body);
-      send(ctx, response);
+      // A key already used still answers as it would have before the call ran (e.g. 422 for
+      // another body), also when this body was refused.
+      const standing = inside.status === 400 ? await deps.idempotency.standing(principal.developerId, key, print) : undefined;
+      if (standing) answerClaim(ctx, standing);
+      // A success was recorded with the write; what is not remembered needs no record.
+      else if (inside.status === 200 || !remembered(inside.status)) send(ctx, inside);
+      // Any other answer (the write rolled back, e.g. 404, 409) is remembered on its own.
+      else await answerRemembered(ctx, record, async () => inside);
     };
     if (route.method === 'GET') router.get(route.path, handler);
     else if (route.method === 'DELETE') router.delete(route.path, handler);
