@@ -5,6 +5,7 @@ import { createLogger } from './logger.js';
 import { openDatabase } from './db/database.js';
 import { createGateway } from './server.js';
 import { runPrimary } from './cluster.js';
+import { assertSupportedNode } from './runtime.js';
 
 /**
  * Process entry: configuration → database (migrated) → gateway → signal handling. With more than
@@ -13,6 +14,7 @@ import { runPrimary } from './cluster.js';
  * comes back here as a whole gateway on the shared port.
  */
 async function main(): Promise<void> {
+  assertSupportedNode();
   let config;
   try {
     config = loadConfig();

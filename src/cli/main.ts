@@ -1,4 +1,7 @@
 import { runCli } from './cli.js';
+import { assertSupportedNode } from '../runtime.js';
+
+assertSupportedNode();
 
 // The `wallet-gateway` command (bin/wallet-gateway.js): the process's own environment and
 // streams; exit as soon as the command is done (nothing else keeps it alive).
