@@ -7,6 +7,7 @@ import { AppError, notFound } from '../errors.js';
 import { Developer } from '../developers/developer.entity.js';
 import { SecretKey } from './secret-key.entity.js';
 import { sha256Hex } from './hash.js';
+import { CredentialCache } from './credential-cache.js';
 import { isUuid } from '../uuid.js';
 
 /** Result of issuing a key: the full key is shown here once and never stored. */
@@ -52,22 +53,8 @@ export async function revokeSecretKey(em: EntityManager, keyId: string): Promise
   return { keyId, revokedAt: key.revokedAt };
 }
 
-/** A key as last read from the database. */
-interface StoredKey {
-  /** When the read began (epoch ms): the entry is as old as that. */
-  readAt: number;
-  developerId: string;
-  keyHash: Buffer;
-  revoked: boolean;
-}
-
-/** A presented key that passed every check, remembered by the SHA-256 of the full key. */
-interface VerifiedKey {
-  developerId: string;
-  keyId: string;
-  revoked: boolean;
-  fetchedAt: number;
-}
+/** The verdict on a presented key: the developer behind it, or why it was refused. */
+type KeyVerdict = { developerId: string; keyId: string; revoked: boolean } | { reason: KeyRejection };
 
 /** Why a key was refused; logged, never told to the caller. */
 export type KeyRejection =
@@ -80,18 +67,16 @@ export type KeyRejection =
   | 'wrong_environment';
 
 /**
- * Verifies secret keys. A key that passed every check (signature, environment, the stored
- * SHA-256, the developer) is remembered by the SHA-256 of the full key for `keyCacheTtlMs`
- * (≤ 4 s): a repeat costs one hash and a map look-up — no JWT verification, no database round
- * trip — and a revocation is seen by every instance within that time (the row is read again
- * after it). Only a byte-for-byte identical key hits the cache, so a forged or altered key
- * always takes the full path. The HMAC key is imported once.
+ * Verifies secret keys. The verdict on a key (signature, environment, the stored SHA-256, the
+ * developer, revoked or not) is remembered by the SHA-256 of the full key for `keyCacheTtlMs`
+ * (≤ 4 s, a CredentialCache): a repeat costs one hash and a look-up — no JWT verification, no
+ * database round trip — and a revocation is seen by every instance within that time (the row is
+ * read again after it). Only a byte-for-byte identical key hits the cache, so a forged or altered
+ * key always takes the full path. The HMAC key is imported once.
  */
 export class SecretKeyVerifier {
-  private readonly verified = new Map<string, VerifiedKey>();
-  private readonly inflight = new Map<string, Promise<StoredKey | null>>();
+  private readonly verdicts: CredentialCache<KeyVerdict>;
   private readonly secret: KeyObject;
-  private static readonly MAX_ENTRIES = 10_000;
 
   constructor(
     private readonly config: Config,
@@ -99,30 +84,29 @@ export class SecretKeyVerifier {
     private readonly log: Logger,
   ) {
     this.secret = createSecretKey(Buffer.from(config.keySigningSecret, 'utf8'));
+    this.verdicts = new CredentialCache<KeyVerdict>({
+      ttlMs: config.keyCacheTtlMs,
+      load: (secretKey, hash) => this.check(secretKey, hash),
+      keep: (verdict) => !('reason' in verdict),
+    });
   }
 
   /** Returns the developer behind a key, or throws 401 `Invalid secret key`. */
   async verify(secretKey: string, log: Logger = this.log): Promise<{ developerId: string; keyId: string }> {
-    const hash = sha256Hex(secretKey);
-    const hit = this.verified.get(hash);
-    const result = hit && Date.now() - hit.fetchedAt < this.config.keyCacheTtlMs ? this.answer(hit) : await this.check(secretKey, hash);
-    if ('reason' in result) {
-      log.info({ reason: result.reason }, 'secret key rejected');
+    const verdict = await this.verdicts.verdict(secretKey);
+    if ('reason' in verdict || verdict.revoked) {
+      log.info({ reason: 'reason' in verdict ? verdict.reason : 'revoked' }, 'secret key rejected');
       throw new AppError('UNAUTHENTICATED', 'Invalid secret key');
     }
-    return result;
+    return { developerId: verdict.developerId, keyId: verdict.keyId };
   }
 
   /** Forgets a cached key (after a revocation on this instance). */
   forget(keyId: string): void {
-    for (const [hash, entry] of this.verified) if (entry.keyId === keyId) this.verified.delete(hash);
+    this.verdicts.forget((verdict) => 'keyId' in verdict && verdict.keyId === keyId);
   }
 
-  private answer(entry: VerifiedKey): { developerId: string; keyId: string } | { reason: KeyRejection } {
-    return entry.revoked ? { reason: 'revoked' } : { developerId: entry.developerId, keyId: entry.keyId };
-  }
-
-  private async check(secretKey: string, hash: string): Promise<{ developerId: string; keyId: string } | { reason: KeyRejection }> {
+  private async check(secretKey: string, hash: string): Promise<KeyVerdict> {
     if (!secretKey.startsWith(this.config.keyPrefix)) {
       return { reason: /^sk_(test|live)_/.test(secretKey) ? 'wrong_environment' : 'wrong_prefix' };
     }
@@ -141,35 +125,11 @@ export class SecretKeyVerifier {
       const code = (err as { code?: string }).code;
       return { reason: code === 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED' ? 'bad_signature' : 'malformed' };
     }
-    const stored = await this.lookup(keyId);
-    if (!stored) return { reason: 'unknown_key' };
-    if (!timingSafeEqual(Buffer.from(hash, 'hex'), stored.keyHash) || stored.developerId !== developerId) {
+    const row = await this.forkEm().findOne(SecretKey, { id: keyId }, { disableIdentityMap: true });
+    if (!row) return { reason: 'unknown_key' };
+    if (!timingSafeEqual(Buffer.from(hash, 'hex'), Buffer.from(row.keyHash, 'hex')) || row.developerId !== developerId) {
       return { reason: 'hash_mismatch' };
     }
-    const entry: VerifiedKey = { developerId, keyId, revoked: stored.revoked, fetchedAt: stored.readAt };
-    if (this.verified.size >= SecretKeyVerifier.MAX_ENTRIES) {
-      const oldest = this.verified.keys().next().value;
-      if (oldest !== undefined) this.verified.delete(oldest);
-    }
-    this.verified.delete(hash);
-    this.verified.set(hash, entry);
-    return this.answer(entry);
-  }
-
-  /** The stored row of a key; concurrent misses of one key share one read. */
-  private lookup(keyId: string): Promise<StoredKey | null> {
-    let pending = this.inflight.get(keyId);
-    if (!pending) {
-      pending = this.fetch(keyId).finally(() => this.inflight.delete(keyId));
-      this.inflight.set(keyId, pending);
-    }
-    return pending;
-  }
-
-  private async fetch(keyId: string): Promise<StoredKey | null> {
-    const readAt = Date.now();
-    const row = await this.forkEm().findOne(SecretKey, { id: keyId }, { disableIdentityMap: true });
-    if (!row) return null;
-    return { readAt, developerId: row.developerId, keyHash: Buffer.from(row.keyHash, 'hex'), revoked: row.revokedAt !== null };
+    return { developerId, keyId, revoked: row.revokedAt !== null };
   }
 }

@@ -1,9 +1,10 @@
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { sha256Hex } from '../auth/hash.js';
+import { CredentialCache } from '../auth/credential-cache.js';
 import type { AdminOperator } from '../auth/principal.js';
 import { paginate, type Page } from '../admin/pagination.js';
 import { requireUuid } from '../uuid.js';
@@ -28,11 +29,8 @@ export interface IssuedOperator {
   createdAt: Date;
 }
 
-interface CachedOperator {
-  /** null: no operator has this token. */
-  operator: { id: string; name: string; tokenHash: Buffer; revoked: boolean } | null;
-  fetchedAt: number;
-}
+/** An operator token's row as last read (null: no operator has this token). */
+type OperatorRow = { id: string; name: string; revoked: boolean } | null;
 
 /** Why an operator token was refused; logged, never told to the caller. */
 export type OperatorRejection = 'malformed' | 'unknown_token' | 'revoked';
@@ -43,15 +41,19 @@ export type OperatorRejection = 'malformed' | 'unknown_token' | 'revoked';
  * revocation is refused by every instance within 5 seconds.
  */
 export class OperatorService {
-  private readonly cache = new Map<string, CachedOperator>();
-  private readonly inflight = new Map<string, Promise<CachedOperator>>();
-  private static readonly MAX_ENTRIES = 10_000;
+  private readonly rows: CredentialCache<{ row: OperatorRow }>;
 
   constructor(
-    private readonly config: Config,
+    config: Config,
     private readonly forkEm: () => EntityManager,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.rows = new CredentialCache({
+      ttlMs: config.keyCacheTtlMs,
+      load: async (_token, hash) => ({ row: await this.fetch(hash) }),
+      keep: ({ row }) => row !== null,
+    });
+  }
 
   /** Creates an operator and its token (`op_` + 32 random bytes); only the token's SHA-256 is kept. */
   async create(em: EntityManager, name: string): Promise<IssuedOperator> {
@@ -106,46 +108,20 @@ export class OperatorService {
 
   /** Drops an operator's cached rows (after its revocation on this instance). */
   forget(operatorId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.operator?.id === operatorId) this.cache.delete(hash);
+    this.rows.forget(({ row }) => row?.id === operatorId);
   }
 
   private async check(token: string): Promise<AdminOperator | { reason: OperatorRejection }> {
     if (!TOKEN_SHAPE.test(token)) return { reason: 'malformed' };
-    const hash = sha256Hex(token);
-    const { operator } = await this.lookup(hash);
-    // The row was found by its hash; the comparison still runs in constant time.
-    if (!operator || !timingSafeEqual(Buffer.from(hash, 'hex'), operator.tokenHash)) return { reason: 'unknown_token' };
-    if (operator.revoked) return { reason: 'revoked' };
-    return { id: operator.id, name: operator.name };
+    const { row } = await this.rows.verdict(token);
+    if (!row) return { reason: 'unknown_token' };
+    if (row.revoked) return { reason: 'revoked' };
+    return { id: row.id, name: row.name };
   }
 
-  private lookup(hash: string): Promise<CachedOperator> {
-    const hit = this.cache.get(hash);
-    if (hit && Date.now() - hit.fetchedAt < this.config.keyCacheTtlMs) return Promise.resolve(hit);
-    let pending = this.inflight.get(hash);
-    if (!pending) {
-      pending = this.fetch(hash).finally(() => this.inflight.delete(hash));
-      this.inflight.set(hash, pending);
-    }
-    return pending;
-  }
-
-  private async fetch(hash: string): Promise<CachedOperator> {
-    // The entry's age counts from before the read, so a slow read never stretches the 5 s bound.
-    const fetchedAt = Date.now();
+  /** The operator whose token has this SHA-256 (found by the hash itself: an exact match by construction). */
+  private async fetch(hash: string): Promise<OperatorRow> {
     const row = await this.forkEm().findOne(Operator, { tokenHash: hash }, { disableIdentityMap: true });
-    const entry: CachedOperator = {
-      operator: row
-        ? { id: row.id, name: row.name, tokenHash: Buffer.from(row.tokenHash, 'hex'), revoked: row.revokedAt !== null }
-        : null,
-      fetchedAt,
-    };
-    if (this.cache.size >= OperatorService.MAX_ENTRIES) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
-    this.cache.delete(hash);
-    this.cache.set(hash, entry);
-    return entry;
+    return row ? { id: row.id, name: row.name, revoked: row.revokedAt !== null } : null;
   }
 }
