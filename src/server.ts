@@ -68,7 +68,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const app = new Koa<GatewayState>({ proxy: false });
   app.silent = true;
   app.use(requestScope(logger, services.metrics));
-  app.use(securityHeaders(config, sandbox?.pages));
+  app.use(securityHeaders(sandbox?.pages.headersFor));
 
   const rest = createRestRouter({
     schema,

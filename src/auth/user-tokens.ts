@@ -25,11 +25,6 @@ export async function mintUserToken(config: Config, userId: string, ttlSeconds =
     .sign(new TextEncoder().encode(config.userTokenSecret));
 }
 
-/** Verifies a user access token and returns the user id; `exp` is required. */
-export async function verifyUserToken(config: Config, token: string): Promise<string> {
-  return (await verifyUserTokenClaims(config, token)).userId;
-}
-
 /**
  * Verifies a user access token and returns the user id and when the token expires (epoch ms), for
  * long-lived connections that must end with their token.

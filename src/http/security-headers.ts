@@ -1,10 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
 import type Koa from 'koa';
-import type { Config } from '../config.js';
-import type { SandboxPages } from '../sandbox/pages.js';
 
-type HeadersMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+/** A helmet-style middleware that writes a response's security headers. */
+export type HeadersMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** Pages that bring their own security headers: the middleware for a request, or undefined for the gateway's usual ones. */
+export type PageHeaders = (path: string, method: string) => HeadersMiddleware | undefined;
 
 /**
  * The header writes of a helmet middleware built from static options, recorded once and replayed
@@ -34,13 +36,13 @@ export function replayable(middleware: HeadersMiddleware): (res: ServerResponse)
 /**
  * Security headers. The API answers JSON only, so its responses may load nothing; /docs needs its
  * own scripts and styles; the development pages (/app, GraphiQL on GET /graphql) bring their own
- * self-only policy (`sandboxPages`, absent in production).
+ * self-only policy (`ownHeaders`, absent in production).
  */
-export function securityHeaders(_config: Config, sandboxPages?: Pick<SandboxPages, 'headersFor'>): Koa.Middleware {
+export function securityHeaders(ownHeaders?: PageHeaders): Koa.Middleware {
   const apiHeaders = replayable(helmet({ contentSecurityPolicy: { directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } } }));
   const pageHeaders = replayable(helmet({ contentSecurityPolicy: false }));
   return async (ctx, next) => {
-    const sandbox = sandboxPages?.headersFor(ctx.path, ctx.method);
+    const sandbox = ownHeaders?.(ctx.path, ctx.method);
     if (sandbox) {
       await new Promise<void>((resolve, reject) => sandbox(ctx.req, ctx.res, (err?: unknown) => (err ? reject(err) : resolve())));
     } else {

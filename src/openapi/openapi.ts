@@ -1,10 +1,10 @@
-import { createReadStream, existsSync, readFileSync, statSync } from 'node:fs';
+import { createReadStream, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import { parse } from 'yaml';
 import type { GatewayState } from '../http/state.js';
+import { projectRoot } from '../project-root.js';
 
 /** Where the document is served, as JSON. */
 export const OPENAPI_JSON_PATH = '/api/v1/openapi.json';
@@ -12,20 +12,6 @@ export const OPENAPI_JSON_PATH = '/api/v1/openapi.json';
 export const DOCS_PATH = '/docs';
 /** Prefix of the docs page's static assets. */
 export const DOCS_ASSETS_PATH = '/docs/assets';
-
-/**
- * The repository root: the nearest directory above this module holding package.json. Works from
- * the sources (src/openapi) and from the build (dist/src/openapi) alike.
- */
-export function projectRoot(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) throw new Error('OpenAPI: no package.json above the openapi module');
-    dir = parent;
-  }
-}
 
 /** Absolute path of schema/openapi.yaml. */
 export function openApiFile(): string {

@@ -1,6 +1,5 @@
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import Router from '@koa/router';
 import helmet from 'helmet';
 import type { Context as KoaContext } from 'koa';
@@ -9,9 +8,10 @@ import type { Config } from '../config.js';
 import type { Services } from '../context.js';
 import type { GatewayState } from '../http/state.js';
 import { readJsonBody } from '../http/body.js';
+import type { HeadersMiddleware, PageHeaders } from '../http/security-headers.js';
 import { badInput, AppError } from '../errors.js';
 import { mintUserToken } from '../auth/user-tokens.js';
-import { projectRoot } from '../openapi/openapi.js';
+import { projectRoot } from '../project-root.js';
 
 /** The wallet-app page (development only). */
 export const APP_PATH = '/app';
@@ -35,7 +35,6 @@ export function webAssetsDir(): string {
   return path.join(projectRoot(), 'dist', 'web');
 }
 
-type HeadersMiddleware = (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
 /**
  * Security headers of the sandbox pages: scripts and styles from this origin only (no inline
@@ -141,7 +140,7 @@ function wantsIde(ctx: KoaContext): boolean {
 export interface SandboxPages {
   readonly router: Router<GatewayState>;
   /** The sandbox pages' own security headers for a request, or undefined for the gateway's usual ones. */
-  headersFor(path: string, method: string): HeadersMiddleware | undefined;
+  readonly headersFor: PageHeaders;
 }
 
 /**
@@ -195,7 +194,7 @@ export function createSandboxPages(config: Config, services: Pick<Services, 'acc
 
   return {
     router,
-    headersFor(requestPath, method) {
+    headersFor: (requestPath, method) => {
       const page =
         requestPath === APP_PATH ||
         requestPath.startsWith(`${SANDBOX_ASSETS_PATH}/`) ||

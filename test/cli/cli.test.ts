@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { decodeJwt } from 'jose';
 import { openDatabase } from '../../src/db/database.js';
-import { verifyUserToken } from '../../src/auth/user-tokens.js';
+import { verifyUserTokenClaims } from '../../src/auth/user-tokens.js';
 import { factories, http, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
 import { cliEnv, runCli, spawnCli, type CliResult } from '../helpers/cli.js';
@@ -258,17 +258,17 @@ describe('beside a running gateway on the same database', () => {
     expect(entries.map((e) => e.amount)).toEqual(['5.00', '10.50', '0.01']);
   });
 
-  test('user:token --username → {token}: a JWT whose sub is the user id, verifiable with verifyUserToken', async () => {
+  test('user:token --username → {token}: a JWT whose sub is the user id, verifiable as a user token', async () => {
     const user = await factories(app).user();
     const out = await ok(env, ['user:token', '--username', user.username.toUpperCase()]);
     expect(Object.keys(out)).toEqual(['token']);
     expect(out.token.split('.')).toHaveLength(3);
-    expect(await verifyUserToken(app.config, out.token)).toBe(user.userId);
+    expect((await verifyUserTokenClaims(app.config, out.token)).userId).toBe(user.userId);
     const claims = decodeJwt(out.token);
     expect(claims.sub).toBe(user.userId);
     expect(claims.exp! * 1000).toBeGreaterThan(Date.now());
     // Another secret does not verify it.
-    await expect(verifyUserToken(testConfig({ USER_TOKEN_SECRET: 'some-other-user-token-secret-000' }), out.token)).rejects.toThrow();
+    await expect(verifyUserTokenClaims(testConfig({ USER_TOKEN_SECRET: 'some-other-user-token-secret-000' }), out.token)).rejects.toThrow();
   });
 
   test('demo prints a developer, a key and two funded users; running it twice works', async () => {
@@ -285,7 +285,7 @@ describe('beside a running gateway on the same database', () => {
         );
         expect(Number(row!.balance)).toBeGreaterThan(0);
         expect(row!.status).toBe('ACTIVE');
-        expect(await verifyUserToken(app.config, u.userToken)).toBe(row!.id);
+        expect((await verifyUserTokenClaims(app.config, u.userToken)).userId).toBe(row!.id);
         // The demo key works against the gateway: it resolves both users, by username and by phone.
         for (const identifier of [u.username, u.phone]) {
           const res = await http(app.baseUrl, `/api/v1/account/${identifier}`, { token: out.secretKey });

@@ -4,7 +4,7 @@
  * production.
  */
 import { randomBytes } from 'node:crypto';
-import { verifyUserToken } from '../../src/auth/user-tokens.js';
+import { verifyUserTokenClaims } from '../../src/auth/user-tokens.js';
 import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
 
 let app: TestApp;
@@ -28,7 +28,7 @@ describe('POST /app/session (development sign-in)', () => {
     expect(res.headers.get('cache-control')).toBe('no-store');
     const body = (await res.json()) as { token: string; username: string };
     expect(body).toEqual({ token: expect.any(String), username: user.username });
-    expect(await verifyUserToken(app.config, body.token)).toBe(user.userId);
+    expect((await verifyUserTokenClaims(app.config, body.token)).userId).toBe(user.userId);
     const wallet = await gql(app.baseUrl, '{ myWallet { walletId balance } }', {}, body.token);
     expect(wallet.body.data.myWallet).toEqual({ walletId: user.walletId, balance: 3 });
   });
