@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import type { Principal } from './auth/principal.js';
 import { OperationLimits } from './rate-limit.js';
 import type { Services } from './services.js';
-import { createLoaders, type Loaders } from './admin/loaders.js';
 import type { PendingClaim } from './rest/idempotency.js';
 
 export type { Services } from './services.js';
@@ -18,8 +17,12 @@ export interface Context {
   readonly log: Logger;
   /** The rate limits this operation consumed (the door sends the strictest as RateLimit-*). */
   readonly limits: OperationLimits;
-  /** Batch loaders of the internal tools' graph (created on first use). */
-  readonly loaders: Loaders;
+  /**
+   * State a feature keeps for the length of this one operation, made by `create` on first use and
+   * the same object afterwards (e.g. the internal tools' batch loaders, which must not outlive
+   * the operation's EntityManager).
+   */
+  scoped<T>(create: (em: EntityManager) => T): T;
   /**
    * The Idempotency-Key the REST door asks this operation to claim inside its own transaction
    * (routes with `claimInside`); absent on every other door.
@@ -46,7 +49,7 @@ export async function createContext(services: Services, opts: ContextOptions): P
   const limits = new OperationLimits(services.limits, keyId);
   await limits.request();
   const em = services.forkEm();
-  let loaders: Loaders | undefined;
+  const scopes = new Map<(em: EntityManager) => unknown, unknown>();
   return {
     principal: opts.principal,
     em,
@@ -54,8 +57,9 @@ export async function createContext(services: Services, opts: ContextOptions): P
     requestId,
     log: opts.logger.child({ requestId }),
     limits,
-    get loaders() {
-      return (loaders ??= createLoaders(em));
+    scoped<T>(create: (em: EntityManager) => T): T {
+      if (!scopes.has(create)) scopes.set(create, create(em));
+      return scopes.get(create) as T;
     },
   };
 }

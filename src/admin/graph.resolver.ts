@@ -21,6 +21,7 @@ import {
   WalletView,
 } from './admin.types.js';
 import { walletView } from './admin.resolver.js';
+import { loadersOf } from './loaders.js';
 
 const ledgerEntryView = (e: LedgerEntry): LedgerEntryView =>
   Object.assign(new LedgerEntryView(), { ...e, id: String(e.id), amount: toAmountNumber(e.amount) });
@@ -36,29 +37,29 @@ export class PaymentRequestGraph {
   @Authorized(Role.ADMIN)
   @FieldResolver(() => WalletView, { description: 'Internal tools: the wallet asked.' })
   async wallet(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<WalletView> {
-    const row = await ctx.loaders.paymentRequest.load(pr.id);
-    return walletView((await ctx.loaders.wallet.load(row!.walletId))!);
+    const row = await loadersOf(ctx).paymentRequest.load(pr.id);
+    return walletView((await loadersOf(ctx).wallet.load(row!.walletId))!);
   }
 
   @Authorized(Role.ADMIN)
   @FieldResolver(() => DeveloperView, { description: 'Internal tools: the developer that asked.' })
   async developer(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<DeveloperView> {
-    const row = await ctx.loaders.paymentRequest.load(pr.id);
-    return (await ctx.loaders.developer.load(row!.developerId))!;
+    const row = await loadersOf(ctx).paymentRequest.load(pr.id);
+    return (await loadersOf(ctx).developer.load(row!.developerId))!;
   }
 
   @Authorized(Role.ADMIN)
   @FieldResolver(() => TransactionView, { nullable: true, description: 'Internal tools: the transaction of an APPROVED request.' })
   async transaction(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<TransactionView | null> {
     if (!pr.transactionId) return null;
-    const tx = await ctx.loaders.transaction.load(pr.transactionId);
+    const tx = await loadersOf(ctx).transaction.load(pr.transactionId);
     return tx ? TransactionView.from(tx) : null;
   }
 
   @Authorized(Role.ADMIN)
   @FieldResolver(() => [EventView], { description: 'Internal tools: its merchant events, in sequence (as delivered).' })
   async events(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<EventView[]> {
-    return (await ctx.loaders.eventsOfPaymentRequest.load(pr.id)).map(EventView.from);
+    return (await loadersOf(ctx).eventsOfPaymentRequest.load(pr.id)).map(EventView.from);
   }
 }
 
@@ -67,20 +68,20 @@ export class TransactionGraph {
   @Authorized(Role.ADMIN)
   @FieldResolver(() => PaymentRequestView, { description: 'Internal tools: the payment request it paid.' })
   async paymentRequest(@Root() tx: TransactionView, @Ctx() ctx: Context): Promise<PaymentRequestView> {
-    const row = await ctx.loaders.transaction.load(tx.id);
-    return PaymentRequestView.from((await ctx.loaders.paymentRequest.load(row!.paymentRequestId))!);
+    const row = await loadersOf(ctx).transaction.load(tx.id);
+    return PaymentRequestView.from((await loadersOf(ctx).paymentRequest.load(row!.paymentRequestId))!);
   }
 
   @Authorized(Role.ADMIN)
   @FieldResolver(() => [LedgerEntryView], { description: 'Internal tools: its ledger entries (payment and refunds), oldest first.' })
   async ledgerEntries(@Root() tx: TransactionView, @Ctx() ctx: Context): Promise<LedgerEntryView[]> {
-    return (await ctx.loaders.ledgerEntriesOfTransaction.load(tx.id)).map(ledgerEntryView);
+    return (await loadersOf(ctx).ledgerEntriesOfTransaction.load(tx.id)).map(ledgerEntryView);
   }
 
   @Authorized(Role.ADMIN)
   @FieldResolver(() => [RefundView], { description: 'Internal tools: its refunds, oldest first.' })
   async refunds(@Root() tx: TransactionView, @Ctx() ctx: Context): Promise<RefundView[]> {
-    return (await ctx.loaders.refundsOfTransaction.load(tx.id)).map((r) =>
+    return (await loadersOf(ctx).refundsOfTransaction.load(tx.id)).map((r) =>
       Object.assign(new RefundView(), { id: r.id, amount: toAmountNumber(r.amount), currency: r.currency, createdAt: r.createdAt }),
     );
   }
@@ -91,7 +92,7 @@ export class TransactionGraph {
 export class WalletGraph {
   @FieldResolver(() => UserView)
   async user(@Root() wallet: WalletView, @Ctx() ctx: Context): Promise<UserView> {
-    return (await ctx.loaders.user.load(wallet.userId))!;
+    return (await loadersOf(ctx).user.load(wallet.userId))!;
   }
 
   @FieldResolver(() => LedgerEntryConnection, { description: "The wallet's ledger entries, newest first." })
@@ -101,7 +102,7 @@ export class WalletGraph {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<LedgerEntryView>> {
-    return mapPage(await ctx.loaders.ledgerEntriesOfWallet.load({ parentId: wallet.walletId, first, after }), ledgerEntryView);
+    return mapPage(await loadersOf(ctx).ledgerEntriesOfWallet.load({ parentId: wallet.walletId, first, after }), ledgerEntryView);
   }
 
   @FieldResolver(() => PaymentRequestConnection, { description: 'Payment requests made of this wallet, newest first.' })
@@ -111,7 +112,7 @@ export class WalletGraph {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<PaymentRequestView>> {
-    return mapPage(await ctx.loaders.paymentRequestsOfWallet.load({ parentId: wallet.walletId, first, after }), PaymentRequestView.from);
+    return mapPage(await loadersOf(ctx).paymentRequestsOfWallet.load({ parentId: wallet.walletId, first, after }), PaymentRequestView.from);
   }
 }
 
@@ -120,14 +121,14 @@ export class WalletGraph {
 export class DeveloperGraph {
   @FieldResolver(() => [SecretKeyView], { description: 'Its secret keys (ids and state; the secrets are never stored).' })
   async secretKeys(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<SecretKeyView[]> {
-    return (await ctx.loaders.secretKeysOfDeveloper.load(developer.id)).map((k) =>
+    return (await loadersOf(ctx).secretKeysOfDeveloper.load(developer.id)).map((k) =>
       Object.assign(new SecretKeyView(), { keyId: k.id, environment: k.environment, createdAt: k.createdAt, revokedAt: k.revokedAt }),
     );
   }
 
   @FieldResolver(() => [DeveloperBalanceView], { description: 'Settlement balance per currency.' })
   async balance(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<DeveloperBalanceView[]> {
-    return (await ctx.loaders.balancesOfDeveloper.load(developer.id)).map((b) =>
+    return (await loadersOf(ctx).balancesOfDeveloper.load(developer.id)).map((b) =>
       Object.assign(new DeveloperBalanceView(), { currency: b.currency, balance: toAmountNumber(b.balance) }),
     );
   }
@@ -139,7 +140,7 @@ export class DeveloperGraph {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<PaymentRequestView>> {
-    return mapPage(await ctx.loaders.paymentRequestsOfDeveloper.load({ parentId: developer.id, first, after }), PaymentRequestView.from);
+    return mapPage(await loadersOf(ctx).paymentRequestsOfDeveloper.load({ parentId: developer.id, first, after }), PaymentRequestView.from);
   }
 }
 
@@ -148,7 +149,7 @@ export class DeveloperGraph {
 export class UserGraph {
   @FieldResolver(() => WalletView, { nullable: true })
   async wallet(@Root() user: UserView | User, @Ctx() ctx: Context): Promise<WalletView | null> {
-    const wallet: Wallet | null = await ctx.loaders.walletOfUser.load(user.id);
+    const wallet: Wallet | null = await loadersOf(ctx).walletOfUser.load(user.id);
     return wallet ? walletView(wallet) : null;
   }
 }

@@ -10,6 +10,7 @@ import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
 import { SecretKey } from '../auth/secret-key.entity.js';
 import { childPageLoader } from './pagination.js';
 import type { EventPayload } from '../events/events.js';
+import type { Context } from '../context.js';
 
 /** A developer's settlement balance in one currency. */
 export interface DeveloperBalanceRow {
@@ -75,3 +76,6 @@ export function createLoaders(em: EntityManager) {
 }
 
 export type Loaders = ReturnType<typeof createLoaders>;
+
+/** The batch loaders of one operation (made on first use, shared by every field it resolves). */
+export const loadersOf = (ctx: Pick<Context, 'scoped'>): Loaders => ctx.scoped(createLoaders);
