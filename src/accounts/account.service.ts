@@ -8,7 +8,7 @@ import { recordTopUp } from '../ledger/ledger.js';
 import { normalisePhone, normaliseUsername, parseIdentifier } from './identifier.js';
 import { User } from './user.entity.js';
 import { Wallet, WalletStatus } from './wallet.entity.js';
-import { paginate, type Page } from '../admin/pagination.js';
+import { paginate, type Page } from '../db/pagination.js';
 import { isUuid, requireUuid } from '../uuid.js';
 
 /** A new opaque wallet id: `wlt_` + 24 random base62 characters (~142 bits). */

@@ -8,7 +8,7 @@ import { PaymentRequestView } from '../payment-requests/payment-request.types.js
 import { TransactionView } from '../transactions/transaction.types.js';
 import { issueSecretKey, revokeSecretKey } from '../auth/secret-keys.js';
 import { toAmountNumber } from '../money.js';
-import { mapPage, type Page } from './pagination.js';
+import { mapPage, type Page } from '../db/pagination.js';
 import type {
   UserView} from './admin.types.js';
 import {

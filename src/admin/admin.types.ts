@@ -4,7 +4,7 @@ import { PaymentRequestStatus } from '../payment-requests/payment-request.entity
 import { TransactionStatus } from '../transactions/transaction.entity.js';
 import { TransactionView } from '../transactions/transaction.types.js';
 import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
-import { Connection } from './pagination.js';
+import { Connection } from '../graphql/connection.js';
 
 @ObjectType('Developer', { description: 'Internal tools: a developer account.' })
 export class DeveloperView {

@@ -8,7 +8,7 @@ import { EventView } from '../events/event.types.js';
 import type { Wallet } from '../accounts/wallet.entity.js';
 import type { User } from '../accounts/user.entity.js';
 import type { LedgerEntry } from '../ledger/ledger-entry.entity.js';
-import { mapPage, type Page } from './pagination.js';
+import { mapPage, type Page } from '../db/pagination.js';
 import {
   DeveloperBalanceView,
   DeveloperView,

@@ -8,7 +8,7 @@ import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 import { Refund, Transaction } from '../transactions/transaction.entity.js';
 import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
 import { SecretKey } from '../auth/secret-key.entity.js';
-import { childPageLoader } from './pagination.js';
+import { childPageLoader } from '../db/pagination.js';
 import type { EventPayload } from '../events/events.js';
 import type { Context } from '../context.js';
 

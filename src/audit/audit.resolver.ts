@@ -1,7 +1,7 @@
 import { Arg, Authorized, Ctx, Int, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
 import { Role } from '../auth/authorization.js';
-import type { Page } from '../admin/pagination.js';
+import type { Page } from '../db/pagination.js';
 import { AuditEntryConnection, AuditEntryView, AuditLogFilter } from './audit.types.js';
 
 /** Internal tools: reading the audit log (there is no way to change it). */

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { FilterQuery } from '@mikro-orm/core';
 import type { AdminOperator } from '../auth/principal.js';
-import { paginate, type Page } from '../admin/pagination.js';
+import { paginate, type Page } from '../db/pagination.js';
 import { isUuid } from '../uuid.js';
 import { AuditEntry } from './audit-entry.entity.js';
 

@@ -1,6 +1,6 @@
 import { Field, ID, InputType, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { Connection } from '../admin/pagination.js';
+import { Connection } from '../graphql/connection.js';
 import type { AuditEntry } from './audit-entry.entity.js';
 
 @ObjectType('AuditEntry', { description: 'Internal tools: one admin mutation or data-changing CLI command, as it happened.' })

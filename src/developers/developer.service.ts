@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { badInput } from '../errors.js';
 import { Developer } from './developer.entity.js';
-import { paginate, type Page } from '../admin/pagination.js';
+import { paginate, type Page } from '../db/pagination.js';
 
 /** Developer accounts. */
 export class DeveloperService {

@@ -1,7 +1,7 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import type { Context } from '../context.js';
 import { Role } from '../auth/authorization.js';
-import type { Page } from '../admin/pagination.js';
+import type { Page } from '../db/pagination.js';
 import { Audited } from '../audit/audit.middleware.js';
 import { CurrentOperator, IssuedOperator, OperatorConnection, OperatorView, RevokedOperator } from './operator.types.js';
 

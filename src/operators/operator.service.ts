@@ -6,7 +6,7 @@ import { AppError, badInput, notFound } from '../errors.js';
 import { sha256Hex } from '../auth/hash.js';
 import { CredentialCache } from '../auth/credential-cache.js';
 import type { AdminOperator } from '../auth/principal.js';
-import { paginate, type Page } from '../admin/pagination.js';
+import { paginate, type Page } from '../db/pagination.js';
 import { requireUuid } from '../uuid.js';
 import { Operator } from './operator.entity.js';
 

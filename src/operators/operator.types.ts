@@ -1,5 +1,5 @@
 import { Field, ID, ObjectType } from 'type-graphql';
-import { Connection } from '../admin/pagination.js';
+import { Connection } from '../graphql/connection.js';
 import type { Operator } from './operator.entity.js';
 
 @ObjectType('Operator', { description: 'Internal tools: a named admin credential. Its token is never shown again.' })

@@ -11,7 +11,7 @@ import { movePayment } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
 import { raw, type FilterQuery } from '@mikro-orm/core';
 import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
-import { paginate, rangeConditions, type Page, type RangeFilter } from '../admin/pagination.js';
+import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { requireUuid } from '../uuid.js';
 import { detachedEntity, preparedRead } from '../db/prepared.js';
 import { IdempotentCall, claimIdempotencyKey, completeIdempotencyRecord, type PendingClaim } from '../rest/idempotency.js';

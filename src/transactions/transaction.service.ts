@@ -5,7 +5,7 @@ import { AppError, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
 import { moveRefund, type Movement } from '../ledger/ledger.js';
 import { Transaction, type TransactionStatus } from './transaction.entity.js';
-import { paginate, rangeConditions, type Page, type RangeFilter } from '../admin/pagination.js';
+import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { writeEvent } from '../events/events.js';
 import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 

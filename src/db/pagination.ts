@@ -1,28 +1,16 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EntityName, FilterQuery } from '@mikro-orm/core';
 import DataLoader from 'dataloader';
-import { Field, ObjectType, type ClassType } from 'type-graphql';
 import { badInput } from '../errors.js';
+
+// Cursor pages over the database, newest first: every list of the internal tools (and any other
+// door's list) pages through here; the GraphQL connection type of a page is src/graphql/connection.ts.
 
 /** A page of results, newest first, with an opaque cursor for the next page (null at the end). */
 export interface Page<T> {
   nodes: T[];
   nextCursor: string | null;
 }
-
-/** Declares the GraphQL connection type of one node type. */
-export function Connection<T extends object>(Node: ClassType<T>, name: string): ClassType<Page<T>> {
-  @ObjectType(name)
-  class ConnectionClass implements Page<T> {
-    @Field(() => [Node])
-    nodes!: T[];
-
-    @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null at the end.' })
-    nextCursor!: string | null;
-  }
-  return ConnectionClass;
-}
-
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   try {
