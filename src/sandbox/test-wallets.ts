@@ -7,7 +7,7 @@ import { recordTopUp } from '../ledger/ledger.js';
 import { normalisePhone } from '../accounts/identifier.js';
 
 /** What a test wallet does with every payment request made to it. */
-export type TestWalletOutcome = 'approve' | 'reject' | 'insufficient_funds' | 'expire' | 'suspended' | 'closed';
+export type TestWalletOutcome = 'approve' | 'reject' | 'insufficient_funds' | 'expire' | 'expire_soon' | 'suspended' | 'closed';
 
 /** One scripted wallet of the development environment. */
 export interface TestWalletDefinition {
@@ -62,6 +62,15 @@ export const TEST_WALLETS: readonly TestWalletDefinition[] = Object.freeze([
     status: WalletStatus.ACTIVE,
     balance: 0,
     behaviour: 'never answers: the request stays PENDING until expiresAt, then reads EXPIRED',
+  },
+  {
+    username: 'test_expire_soon',
+    phone: '0900000007',
+    outcome: 'expire_soon',
+    status: WalletStatus.ACTIVE,
+    balance: 0,
+    behaviour:
+      'never answers, and its requests live SANDBOX_SHORT_TTL_SECONDS (default 10 s) instead of 5 minutes: EXPIRED (and payment_request.expired) within seconds',
   },
   {
     username: 'test_suspended',
