@@ -64,15 +64,6 @@ export const TEST_WALLETS: readonly TestWalletDefinition[] = Object.freeze([
     behaviour: 'never answers: the request stays PENDING until expiresAt, then reads EXPIRED',
   },
   {
-    username: 'test_expire_soon',
-    phone: '0900000007',
-    outcome: 'expire_soon',
-    status: WalletStatus.ACTIVE,
-    balance: 0,
-    behaviour:
-      'never answers, and its requests live SANDBOX_SHORT_TTL_SECONDS (default 10 s) instead of 5 minutes: EXPIRED (and payment_request.expired) within seconds',
-  },
-  {
     username: 'test_suspended',
     phone: '0900000005',
     outcome: 'suspended',
@@ -87,6 +78,15 @@ export const TEST_WALLETS: readonly TestWalletDefinition[] = Object.freeze([
     status: WalletStatus.CLOSED,
     balance: 0,
     behaviour: 'a CLOSED wallet: request-payment answers 400 "Wallet is not active"',
+  },
+  {
+    username: 'test_expire_soon',
+    phone: '0900000007',
+    outcome: 'expire_soon',
+    status: WalletStatus.ACTIVE,
+    balance: 0,
+    behaviour:
+      'never answers, and its requests live SANDBOX_SHORT_TTL_SECONDS (default 10 s) instead of 5 minutes: EXPIRED (and payment_request.expired) within seconds',
   },
 ]);
 

@@ -83,12 +83,17 @@ test('reference and metadata: stored as sent, returned by the status endpoint, f
   expect(found.body.data[1]).toEqual(status.body);
   expect(found.body.hasMore).toBe(false);
   const limited = await http(app.baseUrl, `/api/v1/wallet/payment-requests?reference=${encodeURIComponent('Order #1001 – ጤና')}&limit=1`, { token: dev.secretKey });
-  expect(limited.body).toMatchObject({ data: [{ id: b }], hasMore: true });
-  expect((await http(app.baseUrl, '/api/v1/wallet/payment-requests?reference=none', { token: dev.secretKey })).body).toEqual({ data: [], hasMore: false });
-  expect((await http(app.baseUrl, '/api/v1/wallet/payment-requests', { token: dev.secretKey })).status).toBe(400);
-  // The GraphQL door has the same fields.
-  const viaGql = await gql(app.baseUrl, 'query($r: String) { paymentRequestsByReference(reference: $r) { data { id reference } } }', { r: 'other' }, dev.secretKey);
-  expect(viaGql.body.data.paymentRequestsByReference.data).toHaveLength(1);
+  expect(limited.body).toMatchObject({ data: [{ id: b }], hasMore: true, nextAfter: b });
+  expect((await http(app.baseUrl, '/api/v1/wallet/payment-requests?reference=none', { token: dev.secretKey })).body).toEqual({
+    data: [],
+    hasMore: false,
+    nextAfter: null,
+  });
+  // The GraphQL door has the same fields (and the older field, deprecated, still answers).
+  const viaGql = await gql(app.baseUrl, 'query($r: String) { searchPaymentRequests(reference: $r) { data { id reference } } }', { r: 'other' }, dev.secretKey);
+  expect(viaGql.body.data.searchPaymentRequests.data).toHaveLength(1);
+  const deprecated = await gql(app.baseUrl, 'query($r: String) { paymentRequestsByReference(reference: $r) { data { id reference } } }', { r: 'other' }, dev.secretKey);
+  expect(deprecated.body.data.paymentRequestsByReference.data).toHaveLength(1);
 });
 
 test('reference and metadata are checked; unknown fields are still refused', async () => {
