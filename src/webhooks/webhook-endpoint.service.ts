@@ -147,19 +147,26 @@ export class WebhookEndpointService {
 
   /**
    * Enables an endpoint again (a DISABLED one, or one already ENABLED: no change). Its pending
-   * deliveries resume; deliveries that were given up (FAILED) stay so: `POST /events/{id}/resend`
-   * sends those again. The failure clock starts over.
+   * deliveries are due at once; deliveries that were given up (FAILED) stay so: `POST
+   * /events/{id}/resend` sends those again. The failure clock starts over.
    */
   async enable(em: EntityManager, developerId: string, id: string): Promise<WebhookEndpointRecord> {
-    const [row] = await em.execute<Array<{ id: string }>>(
-      `update webhook_endpoints
-          set status = 'ENABLED', disabled_reason = null, failing_since = null,
-              updated_at = case when status = 'ENABLED' then updated_at else now() end
-        where id = ? and developer_id = ? and status <> 'DELETED' returning id`,
-      [id, developerId],
-    );
-    if (!row) throw notFound('Webhook endpoint not found');
-    return this.one(em, id);
+    return em.transactional(async (tem) => {
+      const [row] = await tem.execute<Array<{ was: WebhookEndpointStatus }>>(
+        `update webhook_endpoints ep
+            set status = 'ENABLED', disabled_reason = null, failing_since = null,
+                updated_at = case when ep.status = 'ENABLED' then ep.updated_at else now() end
+           from (select id, status from webhook_endpoints where id = ? and developer_id = ? and status <> 'DELETED' for update) old
+          where ep.id = old.id returning old.status as was`,
+        [id, developerId],
+      );
+      if (!row) throw notFound('Webhook endpoint not found');
+      // Re-enabled after a fix: what waited for a retry is due now, not hours later.
+      if (row.was === 'DISABLED') {
+        await tem.execute(`update webhook_deliveries set next_attempt_at = now() where endpoint_id = ? and status = 'PENDING' and next_attempt_at > now()`, [id]);
+      }
+      return this.one(tem, id);
+    });
   }
 
   /**
