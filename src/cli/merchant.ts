@@ -121,6 +121,13 @@ async function endOfStream(gateway: WalletGateway): Promise<string | null> {
   }
 }
 
+/** A refused key ends `listen` (no retry cures it); anything else is left to the caller. */
+function refusedKey(err: unknown): void {
+  if (err instanceof WalletGatewayError && (err.statusCode === 401 || err.statusCode === 403)) {
+    throw new MerchantCommandError(`the gateway refused the key: ${err.message}`);
+  }
+}
+
 /** One forward to the local receiver: signed like a gateway delivery, with `listen`'s own secret. */
 async function forward(to: URL, secret: string, event: GatewayEvent): Promise<{ status: number | null; durationMs: number; error?: string }> {
   const body = JSON.stringify(event);
@@ -171,21 +178,24 @@ async function listen(args: string[], io: MerchantIo): Promise<number> {
   const file = values.state ?? defaultStateFile(conn, io.env);
   const gateway = new WalletGateway({ secretKey: conn.key, baseUrl: conn.url });
   let state = await loadState(file);
-  const fresh = state === undefined;
+  /** Whether the cursor is set: a first run forwards what happens from now on, not the account's history. */
+  let started = state !== undefined;
   state ??= { secret: `whsec_${randomBytes(32).toString('base64')}`, after: null };
+  const start = async (s: ListenState): Promise<void> => {
+    s.after = await endOfStream(gateway);
+    await saveState(file, s);
+    started = true;
+  };
+  // Where it starts is settled before the first line, so everything after that line is forwarded
+  // (unless the gateway cannot be reached yet: then the loop settles it).
+  if (!started) await start(state).catch((err: unknown) => refusedKey(err));
   io.stdout(`${JSON.stringify({ secret: state.secret, forwardTo: forwardTo.href })}\n`);
 
   /** The problem last reported on stderr (reported once, until the gateway answers again). */
   let failing: string | null = null;
-  let started = !fresh;
   while (!io.signal?.aborted) {
     try {
-      if (!started) {
-        // A first run forwards what happens from now on, not the account's history.
-        state.after = await endOfStream(gateway);
-        await saveState(file, state);
-        started = true;
-      }
+      if (!started) await start(state);
       const page = await gateway.events.list({ limit: 100, ...(state.after ? { after: state.after } : {}) });
       if (failing !== null) io.stderr('wallet-gateway listen: the gateway answers again\n');
       failing = null;
@@ -199,9 +209,7 @@ async function listen(args: string[], io: MerchantIo): Promise<number> {
       }
       if (!page.hasMore) await sleep(LISTEN_POLL_MS, io.signal);
     } catch (err) {
-      if (err instanceof WalletGatewayError && (err.statusCode === 401 || err.statusCode === 403)) {
-        throw new MerchantCommandError(`the gateway refused the key: ${err.message}`);
-      }
+      refusedKey(err);
       if (err instanceof WalletGatewayError && err.statusCode === 404 && state.after !== null) {
         io.stderr(`wallet-gateway listen: the saved cursor ${state.after} is unknown to this gateway; starting from its newest event\n`);
         started = false;
