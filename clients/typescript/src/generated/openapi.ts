@@ -495,6 +495,31 @@ export interface webhooks {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_4kq0XbT9mZr2LcVd8NpQy3Ws",
+                     *       "type": "payment_request.created",
+                     *       "createdAt": "2026-11-22T18:00:00.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "PENDING",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:00.000Z",
+                     *           "transactionId": null,
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentRequestCreatedEvent"];
                 };
             };
@@ -556,6 +581,43 @@ export interface webhooks {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_7HnR2wKc9TzLq4VbX1mPd8Ys",
+                     *       "type": "payment_request.approved",
+                     *       "createdAt": "2026-11-22T18:00:41.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "APPROVED",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:41.000Z",
+                     *           "transactionId": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           }
+                     *         },
+                     *         "transaction": {
+                     *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "status": "COMPLETED",
+                     *           "type": "WALLET_PAYMENT",
+                     *           "description": "Two flat whites",
+                     *           "createdAt": "2026-11-22T18:00:41.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:41.000Z",
+                     *           "paymentProvider": "WALLET",
+                     *           "paymentReference": "WPAY000000001234-X7K2QD"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentRequestApprovedEvent"];
                 };
             };
@@ -617,6 +679,31 @@ export interface webhooks {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_2PcL8xQm4TvN9bWz6KdR1Yfs",
+                     *       "type": "payment_request.rejected",
+                     *       "createdAt": "2026-11-22T18:00:41.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "REJECTED",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:41.000Z",
+                     *           "transactionId": null,
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentRequestRejectedEvent"];
                 };
             };
@@ -678,6 +765,31 @@ export interface webhooks {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_9ZfT3nW7cLq2XbM8VdK4RpYs",
+                     *       "type": "payment_request.cancelled",
+                     *       "createdAt": "2026-11-22T18:00:41.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "CANCELLED",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:41.000Z",
+                     *           "transactionId": null,
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentRequestCancelledEvent"];
                 };
             };
@@ -739,6 +851,31 @@ export interface webhooks {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_5RdK1pX8mTq6LzW2VbN9cYfs",
+                     *       "type": "payment_request.expired",
+                     *       "createdAt": "2026-11-22T18:05:01.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "EXPIRED",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:05:00.000Z",
+                     *           "transactionId": null,
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           }
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["PaymentRequestExpiredEvent"];
                 };
             };
@@ -800,6 +937,43 @@ export interface webhooks {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_8WbN4cY2pLq7XdT1VmK9RzFs",
+                     *       "type": "transaction.refunded",
+                     *       "createdAt": "2026-11-23T09:12:00.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "APPROVED",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:41.000Z",
+                     *           "transactionId": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           }
+                     *         },
+                     *         "transaction": {
+                     *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "status": "REFUNDED",
+                     *           "type": "WALLET_PAYMENT",
+                     *           "description": "Two flat whites",
+                     *           "createdAt": "2026-11-22T18:00:41.000Z",
+                     *           "updatedAt": "2026-11-23T09:12:00.000Z",
+                     *           "paymentProvider": "WALLET",
+                     *           "paymentReference": "WPAY000000001234-X7K2QD"
+                     *         }
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TransactionRefundedEvent"];
                 };
             };
@@ -861,6 +1035,17 @@ export interface webhooks {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_test_6YcM2pT8wLq4XbN1VdK9RzFs",
+                     *       "type": "webhook.test",
+                     *       "createdAt": "2026-11-22T18:10:00.000Z",
+                     *       "data": {
+                     *         "endpointId": "we_3kP9xQ2mT7vL1bN8cW4dR6Ys",
+                     *         "message": "A test event from the wallet gateway: your endpoint received it."
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["WebhookTestEvent"];
                 };
             };
