@@ -78,7 +78,8 @@ export class EventService {
     const n = limit ?? DEFAULT_EVENTS_LIMIT;
     if (!Number.isInteger(n) || n < 1 || n > MAX_EVENTS_LIMIT) throw badInput(`limit must be an integer from 1 to ${MAX_EVENTS_LIMIT}`);
     const types = eventTypes(filter.types);
-    const paymentRequestId = filter.paymentRequestId == null ? null : requireUuid(filter.paymentRequestId, 'paymentRequestId');
+    const paymentRequestId =
+      filter.paymentRequestId === undefined || filter.paymentRequestId === null ? null : requireUuid(filter.paymentRequestId, 'paymentRequestId');
     let cursor: { xid: string; position: string } = { xid: '0', position: '0' };
     if (after !== undefined && after !== null) {
       const [row] = await em.execute<Array<{ xid: string; position: string }>>(

@@ -260,25 +260,21 @@ export class PaymentRequestService {
     const to = filter.createdTo ? parseIsoTime(filter.createdTo, 'createdTo') : null;
     if (from && to && Date.parse(from) > Date.parse(to)) throw badInput('createdFrom must not be after createdTo');
     const cursor = after === undefined || after === null ? null : requireUuid(after, 'after');
-    const conditions: Array<[string, unknown[]]> = [
-      ['pr.developer_id = ?', [developerId]],
-      ...(status ? [[`${effectiveStatusSql('pr')} = ?`, [status]] as [string, unknown[]]] : []),
-      ...(reference !== null ? [['pr.reference = ?', [reference]] as [string, unknown[]]] : []),
-      ...(from ? [['pr.created_at >= ?::timestamptz', [from]] as [string, unknown[]]] : []),
-      ...(to ? [['pr.created_at < ?::timestamptz', [to]] as [string, unknown[]]] : []),
-      ...(cursor
-        ? [['(pr.created_at, pr.id) < (select c.created_at, c.id from payment_requests c where c.id = ? and c.developer_id = ?)', [cursor, developerId]] as [
-            string,
-            unknown[],
-          ]]
-        : []),
-    ];
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const and = (sql: string, ...v: unknown[]): void => {
+      where.push(sql);
+      values.push(...v);
+    };
+    and('pr.developer_id = ?', developerId);
+    if (status !== null) and(`${effectiveStatusSql('pr')} = ?`, status);
+    if (reference !== null) and('pr.reference = ?', reference);
+    if (from) and('pr.created_at >= ?::timestamptz', from);
+    if (to) and('pr.created_at < ?::timestamptz', to);
+    if (cursor) and('(pr.created_at, pr.id) < (select c.created_at, c.id from payment_requests c where c.id = ? and c.developer_id = ?)', cursor, developerId);
     const rows = await em.execute<Array<Record<string, unknown>>>(
-      `select ${READ_COLUMNS} from payment_requests pr
-        where ${conditions.map(([sql]) => sql).join(' and ')}
-        order by pr.created_at desc, pr.id desc
-        limit ?`,
-      [...conditions.flatMap(([, values]) => values), n + 1],
+      `select ${READ_COLUMNS} from payment_requests pr where ${where.join(' and ')} order by pr.created_at desc, pr.id desc limit ?`,
+      [...values, n + 1],
     );
     if (cursor && rows.length === 0) {
       const [known] = await em.execute('select 1 from payment_requests where id = ? and developer_id = ?', [cursor, developerId]);
@@ -290,7 +286,7 @@ export class PaymentRequestService {
   }
 
   /** A developer's requests carrying its `reference` (required here), newest first (the deprecated GraphQL field's rule). */
-  listByReference(em: EntityManager, developerId: string, reference: string | null | undefined, limit: number | null | undefined) {
+  async listByReference(em: EntityManager, developerId: string, reference: string | null | undefined, limit: number | null | undefined) {
     if (reference === undefined || reference === null) throw badInput('reference is required');
     return this.search(em, developerId, { reference }, null, limit);
   }

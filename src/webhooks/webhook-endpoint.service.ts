@@ -146,16 +146,18 @@ export class WebhookEndpointService {
   }
 
   /**
-   * Enables an endpoint again (a DISABLED one, or one already ENABLED: no change). Its pending
-   * deliveries are due at once; deliveries that were given up (FAILED) stay so: `POST
-   * /events/{id}/resend` sends those again. The failure clock starts over.
+   * Enables an endpoint again (a DISABLED one; one already ENABLED is left as it is). Its pending
+   * deliveries are due at once and its failure clock starts over; deliveries that were given up
+   * (FAILED) stay so: `POST /events/{id}/resend` sends those again.
    */
   async enable(em: EntityManager, developerId: string, id: string): Promise<WebhookEndpointRecord> {
     return em.transactional(async (tem) => {
       const [row] = await tem.execute<Array<{ was: WebhookEndpointStatus }>>(
         `update webhook_endpoints ep
-            set status = 'ENABLED', disabled_reason = null, failing_since = null,
-                updated_at = case when ep.status = 'ENABLED' then ep.updated_at else now() end
+            set status = 'ENABLED', disabled_reason = null,
+                -- An enabled endpoint that is failing keeps its clock (enabling it again is no way to postpone its disabling).
+                failing_since = case when ep.status = 'DISABLED' then null else ep.failing_since end,
+                updated_at = case when ep.status = 'DISABLED' then now() else ep.updated_at end
            from (select id, status from webhook_endpoints where id = ? and developer_id = ? and status <> 'DELETED' for update) old
           where ep.id = old.id returning old.status as was`,
         [id, developerId],
