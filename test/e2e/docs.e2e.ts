@@ -3,6 +3,7 @@
  * OpenAPI document's `webhooks` section, every event type with its payload (issue 20).
  */
 import type { Browser } from 'playwright-core';
+import { EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE } from '../../src/events/events.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { launchBrowser, phonePage } from './browser.js';
 
@@ -23,15 +24,7 @@ test('/docs lists every webhook event with its payload schema', async () => {
   await page.goto(`${app.baseUrl}/docs`);
   const section = page.locator('.webhooks');
   await section.waitFor();
-  for (const type of [
-    'payment_request.created',
-    'payment_request.approved',
-    'payment_request.rejected',
-    'payment_request.cancelled',
-    'payment_request.expired',
-    'transaction.refunded',
-    'webhook.test',
-  ]) {
+  for (const type of [...EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE]) {
     await section.locator('.opblock-summary', { hasText: type }).first().waitFor();
   }
   // One event opened: its headers and its payload, with the documented example.
