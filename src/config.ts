@@ -52,6 +52,7 @@ const schema = z.object({
   EXPIRY_SWEEP_INTERVAL_MS: z.coerce.number().int().min(50).default(5000),
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(100),
   LOOKUP_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
+  WEBHOOK_TEST_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   WS_MAX_CONNECTIONS_PER_USER: z.coerce.number().int().min(1).default(5),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).default(8),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(5000),
@@ -67,6 +68,7 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   SANDBOX_TEST_WALLETS: z.enum(['true', 'false']).default('true'),
   SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
+  SANDBOX_SHORT_TTL_SECONDS: z.coerce.number().int().min(1).max(300).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -93,6 +95,8 @@ export interface Config {
   readonly logLevel: string;
   readonly rateLimitPerSecond: number;
   readonly lookupLimitPerMinute: number;
+  /** Test sends (POST /webhook-endpoints/{id}/test) per endpoint per minute. */
+  readonly webhookTestLimitPerMinute: number;
   readonly wsMaxConnectionsPerUser: number;
   readonly graphqlMaxDepth: number;
   readonly graphqlMaxCost: number;
@@ -112,6 +116,8 @@ export interface Config {
   readonly sandboxTestWallets: boolean;
   /** How long a test wallet waits after a payment request is created before it answers. */
   readonly sandboxDelayMs: number;
+  /** Development only: the lifetime of requests to the `test_expire_soon` wallet (every other request lives PAYMENT_REQUEST_TTL_SECONDS). */
+  readonly sandboxShortTtlSeconds: number;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
@@ -177,12 +183,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: c.LOG_LEVEL,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     lookupLimitPerMinute: c.LOOKUP_LIMIT_PER_MINUTE,
+    webhookTestLimitPerMinute: c.WEBHOOK_TEST_LIMIT_PER_MINUTE,
     wsMaxConnectionsPerUser: c.WS_MAX_CONNECTIONS_PER_USER,
     graphqlMaxDepth: c.GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: c.GRAPHQL_MAX_COST,
     metricsToken: c.METRICS_TOKEN,
     sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS === 'true',
     sandboxDelayMs: c.SANDBOX_DELAY_MS,
+    sandboxShortTtlSeconds: c.SANDBOX_SHORT_TTL_SECONDS,
     outboxPollIntervalMs: c.OUTBOX_POLL_INTERVAL_MS,
     webhookRetrySchedule: Object.freeze(c.WEBHOOK_RETRY_SCHEDULE),
     webhookDisableAfterSeconds: c.WEBHOOK_DISABLE_AFTER_SECONDS,

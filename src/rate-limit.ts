@@ -34,6 +34,8 @@ export class RateLimitedError extends AppError {
 export interface RateLimitOptions {
   requestsPerSecond: number;
   lookupsPerMinute: number;
+  /** Test sends per webhook endpoint per minute (POST /webhook-endpoints/{id}/test). */
+  webhookTestsPerMinute: number;
 }
 
 /** Most points an instance leases at once (see `LeasedLimiter`). */
@@ -152,10 +154,17 @@ export class LeasedLimiter {
 export class RateLimits {
   private readonly requests: LeasedLimiter;
   private readonly lookups: LeasedLimiter;
+  private readonly webhookTests: LeasedLimiter;
 
   constructor(knex: Knex, opts: RateLimitOptions) {
     this.requests = new LeasedLimiter(knex, 'req', opts.requestsPerSecond, 1);
     this.lookups = new LeasedLimiter(knex, 'lookup', opts.lookupsPerMinute, 60);
+    this.webhookTests = new LeasedLimiter(knex, 'whtest', opts.webhookTestsPerMinute, 60);
+  }
+
+  /** Counts one test send to a webhook endpoint (a request to someone else's server); throws past the limit. */
+  webhookTest(endpointId: string): Promise<RateLimitInfo> {
+    return this.consume(this.webhookTests, endpointId, 'Too many test sends to this webhook endpoint');
   }
 
   /** Counts one request of a key; throws RateLimitedError past the limit. */

@@ -66,6 +66,11 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const secretBox = new SecretBox(config.keySigningSecret);
   const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger);
   events.onWake(() => deliveries.wake());
+  const limits = new RateLimits(db.orm.em.getKnex(), {
+    requestsPerSecond: config.rateLimitPerSecond,
+    lookupsPerMinute: config.lookupLimitPerMinute,
+    webhookTestsPerMinute: config.webhookTestLimitPerMinute,
+  });
   return {
     config,
     forkEm,
@@ -79,12 +84,9 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     auth: createAuthenticator(config, keys, operators),
     events,
     eventLog: new EventService(),
-    webhookEndpoints: new WebhookEndpointService(config, secretBox),
+    webhookEndpoints: new WebhookEndpointService(config, secretBox, limits),
     deliveries,
-    limits: new RateLimits(db.orm.em.getKnex(), {
-      requestsPerSecond: config.rateLimitPerSecond,
-      lookupsPerMinute: config.lookupLimitPerMinute,
-    }),
+    limits,
     metrics,
   };
 }

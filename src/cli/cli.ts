@@ -12,7 +12,9 @@ import { createContext } from '../context.js';
 import { AppError, describeError } from '../errors.js';
 import { mintUserToken } from '../auth/user-tokens.js';
 import { listTestWallets } from '../sandbox/sandbox.js';
+import { WalletGatewayError } from '@wallet-gateway/client';
 import { CLI_OPERATOR } from '../operators/operator.service.js';
+import { MERCHANT_USAGE, MerchantCommandError, runMerchantCommand } from './merchant.js';
 
 /** A mistake in how the command was called: message to stderr, exit 2, nothing written. */
 class UsageError extends Error {}
@@ -37,7 +39,9 @@ Commands (each prints one JSON object on stdout):
   schema:emit [--out schema/schema.graphql]      -> {file}
 
 The database is DATABASE_URL, else the embedded one under DATA_DIR (./.data), shared with a
-running \`npm start\`.`;
+running \`npm start\`.
+
+${MERCHANT_USAGE}`;
 
 interface Runtime {
   config: Config;
@@ -53,6 +57,8 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   stdout(text: string): void;
   stderr(text: string): void;
+  /** Ends a long-running command (`listen`): SIGINT/SIGTERM in the executable. */
+  signal?: AbortSignal;
 }
 
 /** Runs an admin GraphQL operation against the one schema; GraphQL errors become AppErrors. */
@@ -184,6 +190,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout(`${USAGE}\n`);
     return 0;
   }
+  if (command === 'listen' || command === 'trigger') return runMerchantCommand(command, rest, io);
   if (command === 'schema:emit') {
     let values: { out?: string | undefined };
     try {
@@ -234,6 +241,6 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     io.stderr(`wallet-gateway: ${message}\n`);
-    return err instanceof UsageError || err instanceof AppError ? 2 : 1;
+    return err instanceof UsageError || err instanceof AppError || err instanceof MerchantCommandError || err instanceof WalletGatewayError ? 2 : 1;
   }
 }

@@ -8,14 +8,19 @@ import { EventDetailView, EventPageView } from './event.types.js';
 @Resolver()
 export class EventResolver {
   @Authorized(Role.DEVELOPER)
-  @Query(() => EventPageView, { description: 'Developer (secret key): my events, oldest first. REST: GET /api/v1/events?after=&limit=.' })
+  @Query(() => EventPageView, {
+    description: 'Developer (secret key): my events, oldest first. REST: GET /api/v1/events?after=&limit=&type=&paymentRequestId=.',
+  })
   async events(
     @Ctx() ctx: Context,
     @CurrentDeveloper() dev: Developer,
     @Arg('after', () => String, { nullable: true, description: 'The id of the last event already read.' }) after?: string | null,
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 50.' }) limit?: number | null,
+    @Arg('type', () => [String], { nullable: true, description: 'Only events of these types.' }) type?: string[] | null,
+    @Arg('paymentRequestId', () => ID, { nullable: true, description: 'Only the events of this payment request.' })
+    paymentRequestId?: string | null,
   ): Promise<EventPageView> {
-    return EventPageView.from(await ctx.services.eventLog.list(ctx.em, dev.developerId, after, limit));
+    return EventPageView.from(await ctx.services.eventLog.list(ctx.em, dev.developerId, after, limit, { types: type, paymentRequestId }));
   }
 
   @Authorized(Role.DEVELOPER)

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { badInput, notFound } from '../errors.js';
-import { settledHorizon, type EventPayload } from './events.js';
+import { requireUuid } from '../uuid.js';
+import { EVENT_TYPES, isEventType, settledHorizon, type EventPayload, type EventType } from './events.js';
 
 export const DEFAULT_EVENTS_LIMIT = 50;
 export const MAX_EVENTS_LIMIT = 100;
@@ -11,6 +12,21 @@ export interface EventPage {
   hasMore: boolean;
   /** Pass as `after` for the next page (the last event's id), null on an empty page. */
   nextAfter: string | null;
+}
+
+/** Narrows a list of events (GET /events?type=&paymentRequestId=). */
+export interface EventFilter {
+  /** Only these types (any of them). */
+  types?: readonly string[] | null | undefined;
+  /** Only the events of this payment request. */
+  paymentRequestId?: string | null | undefined;
+}
+
+/** The filter's types, each a known event type (else BAD_USER_INPUT naming it). */
+function eventTypes(types: readonly string[] | null | undefined): EventType[] {
+  const unknown = (types ?? []).find((t) => !isEventType(t));
+  if (unknown !== undefined) throw badInput(`Unknown event type ${JSON.stringify(unknown)}; known: ${EVENT_TYPES.join(', ')}`);
+  return [...new Set((types ?? []) as EventType[])];
 }
 
 /** A delivery of an event to one endpoint. */
@@ -52,9 +68,18 @@ function requireEventId(id: string, field = 'id'): string {
  * `after` never skips an event that committed late.
  */
 export class EventService {
-  async list(em: EntityManager, developerId: string, after: string | null | undefined, limit: number | null | undefined): Promise<EventPage> {
+  async list(
+    em: EntityManager,
+    developerId: string,
+    after: string | null | undefined,
+    limit: number | null | undefined,
+    filter: EventFilter = {},
+  ): Promise<EventPage> {
     const n = limit ?? DEFAULT_EVENTS_LIMIT;
     if (!Number.isInteger(n) || n < 1 || n > MAX_EVENTS_LIMIT) throw badInput(`limit must be an integer from 1 to ${MAX_EVENTS_LIMIT}`);
+    const types = eventTypes(filter.types);
+    const paymentRequestId =
+      filter.paymentRequestId === undefined || filter.paymentRequestId === null ? null : requireUuid(filter.paymentRequestId, 'paymentRequestId');
     let cursor: { xid: string; position: string } = { xid: '0', position: '0' };
     if (after !== undefined && after !== null) {
       const [row] = await em.execute<Array<{ xid: string; position: string }>>(
@@ -68,9 +93,19 @@ export class EventService {
     const rows = await em.execute<Array<{ payload: EventPayload }>>(
       `select payload from events
         where developer_id = ? and (xid, position) > (?::xid8, ?::bigint) and xid < ?::xid8
+          ${types.length > 0 ? 'and type = any(array[?]::text[])' : ''}
+          ${paymentRequestId ? 'and payment_request_id = ?' : ''}
         order by xid, position
         limit ?`,
-      [developerId, cursor.xid, cursor.position, horizon, n + 1],
+      [
+        developerId,
+        cursor.xid,
+        cursor.position,
+        horizon,
+        ...(types.length > 0 ? [types] : []),
+        ...(paymentRequestId ? [paymentRequestId] : []),
+        n + 1,
+      ],
     );
     const data = rows.slice(0, n).map((r) => r.payload);
     return { data, hasMore: rows.length > n, nextAfter: data.at(-1)?.id ?? after ?? null };

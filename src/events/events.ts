@@ -20,6 +20,12 @@ export const EVENT_TYPES = [
 
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/**
+ * The type of the event `POST /webhook-endpoints/{id}/test` sends: signed like every delivery,
+ * never stored in the outbox (not one of EVENT_TYPES, not in the events API).
+ */
+export const WEBHOOK_TEST_EVENT_TYPE = 'webhook.test';
+
 export const isEventType = (value: unknown): value is EventType =>
   typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
 

@@ -31,7 +31,29 @@ export class PaymentRequestResolver {
 
   @Authorized(Role.DEVELOPER)
   @Query(() => PaymentRequestPage, {
-    description: 'Developer (secret key): my requests with this reference, newest first. REST: GET /api/v1/wallet/payment-requests?reference=.',
+    description:
+      'Developer (secret key): my payment requests, newest first, filtered. REST: GET /api/v1/wallet/payment-requests?status=&reference=&createdFrom=&createdTo=&after=&limit=.',
+  })
+  async searchPaymentRequests(
+    @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
+    @Arg('status', () => String, { nullable: true, description: 'PENDING, APPROVED, REJECTED, EXPIRED or CANCELLED, as clients see it.' })
+    status?: string | null,
+    @Arg('reference', () => String, { nullable: true, description: 'The reference given at creation.' }) reference?: string | null,
+    @Arg('createdFrom', () => String, { nullable: true, description: 'ISO 8601: created at or after.' }) createdFrom?: string | null,
+    @Arg('createdTo', () => String, { nullable: true, description: 'ISO 8601: created before.' }) createdTo?: string | null,
+    @Arg('after', () => String, { nullable: true, description: "The previous page's nextAfter." }) after?: string | null,
+    @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
+  ): Promise<PaymentRequestPage> {
+    return PaymentRequestPage.from(
+      await ctx.services.payments.search(ctx.em, dev.developerId, { status, reference, createdFrom, createdTo }, after, limit),
+    );
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Query(() => PaymentRequestPage, {
+    description: 'Developer (secret key): my requests with this reference, newest first.',
+    deprecationReason: 'Use searchPaymentRequests(reference:), which pages with after/nextAfter.',
   })
   async paymentRequestsByReference(
     @Ctx() ctx: Context,
@@ -39,8 +61,7 @@ export class PaymentRequestResolver {
     @Arg('reference', () => String, { nullable: true, description: 'Required: the reference given at creation.' }) reference?: string | null,
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
   ): Promise<PaymentRequestPage> {
-    const page = await ctx.services.payments.listByReference(ctx.em, dev.developerId, reference, limit);
-    return Object.assign(new PaymentRequestPage(), { data: page.data.map((pr) => PaymentRequestView.from(pr)), hasMore: page.hasMore });
+    return PaymentRequestPage.from(await ctx.services.payments.listByReference(ctx.em, dev.developerId, reference, limit));
   }
 
   @Authorized(Role.DEVELOPER)

@@ -13,6 +13,7 @@ import { raw, type FilterQuery } from '@mikro-orm/core';
 import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { requireUuid } from '../uuid.js';
+import { parseIsoTime } from '../iso-time.js';
 import { detachedEntity, preparedRead } from '../db/prepared.js';
 import { IdempotentCall, claimIdempotencyKey, completeIdempotencyRecord, type PendingClaim } from '../rest/idempotency.js';
 import { PaymentRequestResponse } from './payment-request.types.js';
@@ -38,11 +39,39 @@ function requireText(value: unknown, field: string, max: number): string {
   return text;
 }
 
-/** The developer's status read (prepared once per connection; explicit columns, see preparedRead). */
-const STATUS_READ = `select pr.id, pr.developer_id, pr.wallet_id, pr.amount, pr.currency, pr.description, pr.merchant_name, pr.status,
+/** The columns a developer's read maps into a (detached) PaymentRequest, with `overdue` by the database's clock. */
+const READ_COLUMNS = `pr.id, pr.developer_id, pr.wallet_id, pr.amount, pr.currency, pr.description, pr.merchant_name, pr.status,
        pr.created_at, pr.expires_at, pr.updated_at, pr.transaction_id, pr.reference, pr.metadata, pr.idempotency_key,
-       ${overdueSql('pr')} as overdue
+       ${overdueSql('pr')} as overdue`;
+
+/** The developer's status read (prepared once per connection; explicit columns, see preparedRead). */
+const STATUS_READ = `select ${READ_COLUMNS}
   from payment_requests pr where pr.id = $1 and pr.developer_id = $2`;
+
+/** Largest and default page of a developer's list of payment requests. */
+export const MAX_SEARCH_LIMIT = 100;
+export const DEFAULT_SEARCH_LIMIT = 20;
+
+/** What a developer may filter its payment requests by (GET /wallet/payment-requests); every field optional. */
+export interface PaymentRequestSearch {
+  /** The status as clients see it (a PENDING request past expiresAt is EXPIRED). */
+  status?: string | null | undefined;
+  reference?: string | null | undefined;
+  /** ISO 8601: created at or after. */
+  createdFrom?: string | null | undefined;
+  /** ISO 8601: created before. */
+  createdTo?: string | null | undefined;
+}
+
+/** One page of a developer's payment requests, newest first. */
+export interface PaymentRequestSearchPage {
+  data: PaymentRequest[];
+  hasMore: boolean;
+  /** Pass as `after` for the next page; null on the last one. */
+  nextAfter: string | null;
+}
+
+const STATUSES = Object.values(PaymentRequestStatus) as string[];
 
 /** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
 type Owner = { developerId: string } | { userId: string };
@@ -74,11 +103,24 @@ function ownerSql(owner: Owner): [string, string] {
  * concurrent approve / reject / cancel / expire calls exactly one wins.
  */
 export class PaymentRequestService {
+  /** Development only: wallets whose requests live shorter than PAYMENT_REQUEST_TTL_SECONDS (see setSandboxLifetime). */
+  private readonly sandboxLifetimes = new Map<string, number>();
+
   constructor(
     private readonly config: Config,
     private readonly transactions: TransactionService,
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
   ) {}
+
+  /**
+   * Development only: requests to this wallet live `seconds` instead of the configured lifetime.
+   * The sandbox sets it for its `test_expire_soon` wallet, so an expiry can be seen (and
+   * triggered) in seconds without shortening any other request's 5 minutes. Refused in production.
+   */
+  setSandboxLifetime(walletId: string, seconds: number): void {
+    if (this.config.appEnv === 'production') throw new Error('payment request lifetimes cannot be changed in production');
+    this.sandboxLifetimes.set(walletId, seconds);
+  }
 
   /**
    * Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit.
@@ -123,7 +165,7 @@ export class PaymentRequestService {
             amount,
             description,
             merchantName,
-            this.config.paymentRequestTtlSeconds,
+            this.sandboxLifetimes.get(walletId) ?? this.config.paymentRequestTtlSeconds,
             idempotencyKey,
             reference,
             metadata === null ? null : JSON.stringify(metadata),
@@ -196,14 +238,57 @@ export class PaymentRequestService {
     return paginate(em, PaymentRequest, where, first, after);
   }
 
-  /** A developer's requests carrying its `reference` (not unique), newest first, at most `limit` (1-100, default 20). */
+  /**
+   * A developer's own requests, newest first, filtered by the status clients see, its
+   * `reference` and a creation range (`createdFrom` ≤ createdAt < `createdTo`), a page of
+   * `limit` (1-100, default 20) after the request `after` (the previous page's `nextAfter`).
+   * The cursor compares (created_at, id) in the database, to the microsecond.
+   */
+  async search(
+    em: EntityManager,
+    developerId: string,
+    filter: PaymentRequestSearch,
+    after: string | null | undefined,
+    limit: number | null | undefined,
+  ): Promise<PaymentRequestSearchPage> {
+    const n = limit ?? DEFAULT_SEARCH_LIMIT;
+    if (!Number.isInteger(n) || n < 1 || n > MAX_SEARCH_LIMIT) throw badInput(`limit must be an integer from 1 to ${MAX_SEARCH_LIMIT}`);
+    const status = filter.status ?? null;
+    if (status !== null && !STATUSES.includes(status)) throw badInput(`status must be one of ${STATUSES.join(', ')}`);
+    const reference = filter.reference === undefined || filter.reference === null ? null : parseMerchantFields({ reference: filter.reference }).reference;
+    const from = filter.createdFrom ? parseIsoTime(filter.createdFrom, 'createdFrom') : null;
+    const to = filter.createdTo ? parseIsoTime(filter.createdTo, 'createdTo') : null;
+    if (from && to && Date.parse(from) > Date.parse(to)) throw badInput('createdFrom must not be after createdTo');
+    const cursor = after === undefined || after === null ? null : requireUuid(after, 'after');
+    const where: string[] = [];
+    const values: unknown[] = [];
+    const and = (sql: string, ...v: unknown[]): void => {
+      where.push(sql);
+      values.push(...v);
+    };
+    and('pr.developer_id = ?', developerId);
+    if (status !== null) and(`${effectiveStatusSql('pr')} = ?`, status);
+    if (reference !== null) and('pr.reference = ?', reference);
+    if (from) and('pr.created_at >= ?::timestamptz', from);
+    if (to) and('pr.created_at < ?::timestamptz', to);
+    if (cursor) and('(pr.created_at, pr.id) < (select c.created_at, c.id from payment_requests c where c.id = ? and c.developer_id = ?)', cursor, developerId);
+    const rows = await em.execute<Array<Record<string, unknown>>>(
+      `select ${READ_COLUMNS} from payment_requests pr where ${where.join(' and ')} order by pr.created_at desc, pr.id desc limit ?`,
+      [...values, n + 1],
+    );
+    if (cursor && rows.length === 0) {
+      const [known] = await em.execute('select 1 from payment_requests where id = ? and developer_id = ?', [cursor, developerId]);
+      if (!known) throw notFound('after names no payment request of yours');
+    }
+    const data = rows.slice(0, n).map((row) => detachedEntity(em, PaymentRequest, row));
+    const hasMore = rows.length > n;
+    return { data, hasMore, nextAfter: hasMore ? data.at(-1)!.id : null };
+  }
+
+  /** A developer's requests carrying its `reference` (required here), newest first (the deprecated GraphQL field's rule). */
   async listByReference(em: EntityManager, developerId: string, reference: string | null | undefined, limit: number | null | undefined) {
     if (reference === undefined || reference === null) throw badInput('reference is required');
-    const checked = parseMerchantFields({ reference }).reference!;
-    const n = limit ?? 20;
-    if (!Number.isInteger(n) || n < 1 || n > 100) throw badInput('limit must be an integer from 1 to 100');
-    const found = await em.find(PaymentRequest, { developerId, reference: checked }, { orderBy: { createdAt: 'desc', id: 'desc' }, limit: n + 1 });
-    return { data: found.slice(0, n), hasMore: found.length > n };
+    return this.search(em, developerId, { reference }, null, limit);
   }
 
   /** Requests still awaiting this user's decision (catch-up after a reconnect), oldest first. */

@@ -84,8 +84,15 @@ export class PaymentRequestPage {
   @Field(() => [PaymentRequestView])
   data!: PaymentRequestView[];
 
-  @Field(() => Boolean, { description: 'More requests match than were returned (raise limit, up to 100).' })
+  @Field(() => Boolean, { description: 'More requests match than were returned: pass nextAfter as after for the next page.' })
   hasMore!: boolean;
+
+  @Field(() => ID, { nullable: true, description: 'The last request of this page when hasMore, else null.' })
+  nextAfter!: string | null;
+
+  static from(page: { data: PaymentRequest[]; hasMore: boolean; nextAfter: string | null }): PaymentRequestPage {
+    return Object.assign(new PaymentRequestPage(), { data: page.data.map((pr) => PaymentRequestView.from(pr)), hasMore: page.hasMore, nextAfter: page.nextAfter });
+  }
 }
 
 @ObjectType('PaymentRequestResponse', { description: 'Result of requestPayment.' })

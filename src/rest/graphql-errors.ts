@@ -22,7 +22,8 @@ export function translateCoercionError(message: string): string | undefined {
   if (m) return `${m[1]} is required`;
   m = /at "\w+\.(\w+)"; Expected non-nullable type "[^"]+" not to be null/.exec(message);
   if (m) return `${m[1]} must not be null`;
-  m = /at "\w+\.(\w+)"; (\w+) cannot represent/.exec(message);
+  // A value inside an input object (`at "input.amount"`), or a variable of its own (a query parameter).
+  m = /at "\w+\.(\w+)"; (\w+) cannot represent/.exec(message) ?? /^Variable "\$(\w+)" got invalid value [^;]*; (\w+) cannot represent/.exec(message);
   if (m) {
     const word = TYPE_WORDS[m[2]!] ?? `of type ${m[2]}`;
     return m[2] === 'Float' && /non numeric value: (NaN|-?Infinity)/.test(message)

@@ -26,7 +26,8 @@ function answerClaim(ctx: KoaContext, claim: Exclude<Claim, { kind: 'new' }>): v
     case 'mismatch':
       throw new AppError('UNPROCESSABLE', 'Idempotency-Key was already used with a different request');
     case 'in_progress':
-      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed');
+      // Retry-After marks the one 409 that a retry with the same key resolves (clients retry on it).
+      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', { 'Retry-After': '1' });
     case 'replay':
       ctx.set('Idempotent-Replayed', 'true');
       send(ctx, { status: claim.status, body: claim.body });

@@ -26,13 +26,17 @@ export interface RestRoute {
 /** A query parameter as one string (the first of a repeated one). */
 const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
 
+/** A list query parameter: repeated (`type=a&type=b`) or comma-separated (`type=a,b`). */
+const list = (v: string | string[] | undefined): string[] | undefined =>
+  v === undefined ? undefined : (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim());
+
 /** An integer query parameter; anything else goes through as text, which the Int variable refuses with a 400. */
 const integer = (v: string | string[] | undefined): number | string | undefined => {
   const s = one(v);
   return s !== undefined && /^\d{1,9}$/.test(s) ? Number(s) : s;
 };
 
-const WEBHOOK_ENDPOINT_FIELDS = 'id url events status disabledReason createdAt';
+const WEBHOOK_ENDPOINT_FIELDS = 'id url events status disabledReason createdAt lastDeliveryAt lastDeliveryStatus pendingDeliveries';
 const EVENT_FIELDS = 'id type createdAt data';
 const EVENT_DETAIL_FIELDS = `${EVENT_FIELDS} deliveries { endpointId status attempts nextAttemptAt deliveredAt lastError }
   attempts { endpointId attemptedAt httpStatus error durationMs }`;
@@ -85,10 +89,19 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'GET',
     path: '/wallet/payment-requests',
     body: false,
-    operation: `query PaymentRequestsByReference($reference: String, $limit: Int) {
-      paymentRequestsByReference(reference: $reference, limit: $limit) { data { ${PAYMENT_REQUEST_FIELDS} } hasMore }
+    operation: `query SearchPaymentRequests($status: String, $reference: String, $createdFrom: String, $createdTo: String, $after: String, $limit: Int) {
+      searchPaymentRequests(status: $status, reference: $reference, createdFrom: $createdFrom, createdTo: $createdTo, after: $after, limit: $limit) {
+        data { ${PAYMENT_REQUEST_FIELDS} } hasMore nextAfter
+      }
     }`,
-    variables: (_params, _body, _key, query = {}) => ({ reference: one(query.reference), limit: integer(query.limit) }),
+    variables: (_params, _body, _key, query = {}) => ({
+      status: one(query.status),
+      reference: one(query.reference),
+      createdFrom: one(query.createdFrom),
+      createdTo: one(query.createdTo),
+      after: one(query.after),
+      limit: integer(query.limit),
+    }),
   },
   {
     method: 'POST',
@@ -121,11 +134,32 @@ export const REST_ROUTES: readonly RestRoute[] = [
     variables: (params) => ({ id: params.endpointId }),
   },
   {
+    method: 'POST',
+    path: '/webhook-endpoints/:endpointId/enable',
+    body: false,
+    operation: `mutation EnableWebhookEndpoint($id: ID!) { enableWebhookEndpoint(id: $id) { ${WEBHOOK_ENDPOINT_FIELDS} } }`,
+    variables: (params) => ({ id: params.endpointId }),
+  },
+  {
+    method: 'POST',
+    path: '/webhook-endpoints/:endpointId/test',
+    body: false,
+    operation: `mutation TestWebhookEndpoint($id: ID!) { testWebhookEndpoint(id: $id) { delivered status durationMs body error } }`,
+    variables: (params) => ({ id: params.endpointId }),
+  },
+  {
     method: 'GET',
     path: '/events',
     body: false,
-    operation: `query Events($after: String, $limit: Int) { events(after: $after, limit: $limit) { data { ${EVENT_FIELDS} } hasMore nextAfter } }`,
-    variables: (_params, _body, _key, query = {}) => ({ after: one(query.after), limit: integer(query.limit) }),
+    operation: `query Events($after: String, $limit: Int, $type: [String!], $paymentRequestId: ID) {
+      events(after: $after, limit: $limit, type: $type, paymentRequestId: $paymentRequestId) { data { ${EVENT_FIELDS} } hasMore nextAfter }
+    }`,
+    variables: (_params, _body, _key, query = {}) => ({
+      after: one(query.after),
+      limit: integer(query.limit),
+      type: list(query.type),
+      paymentRequestId: one(query.paymentRequestId),
+    }),
   },
   {
     method: 'GET',

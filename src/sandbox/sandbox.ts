@@ -37,6 +37,7 @@ export async function startSandbox({ config, services, forkEm, logger }: Sandbox
   let wallets: TestWallet[] = [];
   try {
     wallets = await ensureTestWallets(forkEm, services.accounts, log);
+    for (const w of wallets) if (w.outcome === 'expire_soon') services.payments.setSandboxLifetime(w.walletId, config.sandboxShortTtlSeconds);
     await responder.start(wallets);
     log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
   } catch (err) {

@@ -7,7 +7,7 @@ import { recordTopUp } from '../ledger/ledger.js';
 import { normalisePhone } from '../accounts/identifier.js';
 
 /** What a test wallet does with every payment request made to it. */
-export type TestWalletOutcome = 'approve' | 'reject' | 'insufficient_funds' | 'expire' | 'suspended' | 'closed';
+export type TestWalletOutcome = 'approve' | 'reject' | 'insufficient_funds' | 'expire' | 'expire_soon' | 'suspended' | 'closed';
 
 /** One scripted wallet of the development environment. */
 export interface TestWalletDefinition {
@@ -78,6 +78,15 @@ export const TEST_WALLETS: readonly TestWalletDefinition[] = Object.freeze([
     status: WalletStatus.CLOSED,
     balance: 0,
     behaviour: 'a CLOSED wallet: request-payment answers 400 "Wallet is not active"',
+  },
+  {
+    username: 'test_expire_soon',
+    phone: '0900000007',
+    outcome: 'expire_soon',
+    status: WalletStatus.ACTIVE,
+    balance: 0,
+    behaviour:
+      'never answers, and its requests live SANDBOX_SHORT_TTL_SECONDS (default 10 s) instead of 5 minutes: EXPIRED (and payment_request.expired) within seconds',
   },
 ]);
 

@@ -3,8 +3,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { SecretBox } from './secret-box.js';
-import { signatureHeader } from './signing.js';
-import { postWebhook, type PostOutcome } from './http-post.js';
+import { webhookHeaders } from './signing.js';
+import { WEBHOOK_USER_AGENT, postWebhook, webhookPostOptions, type PostOutcome } from './http-post.js';
 import { PollLoop } from '../background/poll-loop.js';
 
 /** A claimed delivery with everything its POST needs. */
@@ -96,17 +96,11 @@ export class DeliveryWorker {
     let outcome: PostOutcome;
     try {
       const secrets = [this.secrets.open(d.secretEnc), ...(d.previousSecretEnc ? [this.secrets.open(d.previousSecretEnc)] : [])];
-      const timestamp = Math.floor(Date.now() / 1000);
       outcome = await postWebhook(
         new URL(d.url),
         d.body,
-        {
-          'user-agent': 'wallet-gateway-webhooks/1',
-          'webhook-id': d.eventId,
-          'webhook-timestamp': String(timestamp),
-          'webhook-signature': signatureHeader(secrets, d.eventId, timestamp, d.body),
-        },
-        { timeoutMs: this.config.webhookTimeoutMs, publicOnly: this.config.appEnv === 'production' },
+        { 'user-agent': WEBHOOK_USER_AGENT, ...webhookHeaders(secrets, d.eventId, d.body) },
+        webhookPostOptions(this.config),
       );
     } catch (err) {
       outcome = { error: 'request failed', durationMs: 0 };

@@ -3,6 +3,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { isPublicAddress } from './url-policy.js';
+import type { Config } from '../config.js';
 
 /** What one POST to a webhook endpoint came to. */
 export interface PostOutcome {
@@ -10,7 +11,20 @@ export interface PostOutcome {
   status?: number;
   /** Why no response arrived (never a response body, which is not read beyond a bound). */
   error?: string;
+  /** The start of the response body, when asked for (`excerptBytes`). */
+  excerpt?: string;
   durationMs: number;
+}
+
+/** The User-Agent of the gateway's webhook POSTs. */
+export const WEBHOOK_USER_AGENT = 'wallet-gateway-webhooks/1';
+
+/**
+ * The rules every webhook POST of this environment follows (deliveries and test sends alike):
+ * the configured timeout, and in production only public addresses, checked at connect time.
+ */
+export function webhookPostOptions(config: Pick<Config, 'webhookTimeoutMs' | 'appEnv'>): { timeoutMs: number; publicOnly: boolean } {
+  return { timeoutMs: config.webhookTimeoutMs, publicOnly: config.appEnv === 'production' };
 }
 
 /** Refused before connecting: the host resolved to an address webhooks may not reach. */
@@ -46,7 +60,7 @@ export function postWebhook(
   url: URL,
   body: string,
   headers: Record<string, string>,
-  opts: { timeoutMs: number; publicOnly: boolean },
+  opts: { timeoutMs: number; publicOnly: boolean; excerptBytes?: number },
 ): Promise<PostOutcome> {
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
@@ -75,11 +89,15 @@ export function postWebhook(
       },
       (res) => {
         let received = 0;
+        const kept: Buffer[] = [];
+        const want = opts.excerptBytes ?? 0;
         res.on('data', (chunk: Buffer) => {
+          if (received < want) kept.push(chunk.subarray(0, want - received));
           received += chunk.length;
           if (received > MAX_RESPONSE_BYTES) res.destroy();
         });
-        const done = (): void => finish({ status: res.statusCode ?? 0 });
+        const done = (): void =>
+          finish({ status: res.statusCode ?? 0, ...(want > 0 ? { excerpt: Buffer.concat(kept).toString('utf8') } : {}) });
         res.on('end', done);
         res.on('close', done);
         res.on('error', done);

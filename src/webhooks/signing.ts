@@ -19,3 +19,16 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
 export function signatureHeader(secrets: readonly string[], id: string, timestamp: number, body: string): string {
   return secrets.map((s) => signWebhook(s, id, timestamp, body)).join(' ');
 }
+
+/**
+ * The Standard Webhooks headers of one message (a delivery, a test send, a `listen` forward):
+ * its id, the current time in seconds, and one signature per secret over exactly `body`.
+ */
+export function webhookHeaders(secrets: readonly string[], id: string, body: string, now = Date.now()): Record<string, string> {
+  const timestamp = Math.floor(now / 1000);
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(secrets, id, timestamp, body),
+  };
+}

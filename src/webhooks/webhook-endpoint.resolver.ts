@@ -7,6 +7,7 @@ import {
   WebhookEndpointListView,
   WebhookEndpointView,
   WebhookEndpointWithSecretView,
+  WebhookTestResultView,
 } from './webhook-endpoint.types.js';
 
 /** A developer's webhook endpoints. */
@@ -45,5 +46,25 @@ export class WebhookEndpointResolver {
     @CurrentDeveloper() dev: Developer,
   ): Promise<WebhookEndpointWithSecretView> {
     return WebhookEndpointWithSecretView.withSecret(await ctx.services.webhookEndpoints.rotateSecret(ctx.em, dev.developerId, id));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => WebhookEndpointView, {
+    description:
+      'Developer (secret key): enable a DISABLED endpoint again; its pending deliveries resume, given-up ones stay failed (resend them). REST: POST /api/v1/webhook-endpoints/{id}/enable.',
+  })
+  async enableWebhookEndpoint(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<WebhookEndpointView> {
+    const endpoint = await ctx.services.webhookEndpoints.enable(ctx.em, dev.developerId, id);
+    ctx.services.deliveries.wake();
+    return WebhookEndpointView.from(endpoint);
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => WebhookTestResultView, {
+    description:
+      'Developer (secret key): send a signed webhook.test event to an endpoint now and see its answer (not stored as an event). REST: POST /api/v1/webhook-endpoints/{id}/test.',
+  })
+  async testWebhookEndpoint(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<WebhookTestResultView> {
+    return Object.assign(new WebhookTestResultView(), await ctx.services.webhookEndpoints.sendTest(ctx.em, dev.developerId, id));
   }
 }

@@ -1,10 +1,12 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
-import { EVENT_TYPES, isEventType, type EventType } from '../events/events.js';
+import { EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE, isEventType, type EventType } from '../events/events.js';
 import { opaqueId } from '../random-id.js';
 import type { SecretBox } from './secret-box.js';
-import { newWebhookSecret } from './signing.js';
+import { newWebhookSecret, webhookHeaders } from './signing.js';
+import { WEBHOOK_USER_AGENT, postWebhook, webhookPostOptions } from './http-post.js';
+import type { RateLimits } from '../rate-limit.js';
 import { checkEndpointUrl, type Resolver } from './url-policy.js';
 
 /** At most this many endpoints (not deleted) per developer. */
@@ -22,6 +24,12 @@ export interface WebhookEndpointRecord {
   status: WebhookEndpointStatus;
   disabledReason: string | null;
   createdAt: Date;
+  /** When the last delivery attempt to it was made (test sends are not deliveries). */
+  lastDeliveryAt: Date | null;
+  /** The HTTP status of that attempt; null when none was answered (or none was made). */
+  lastDeliveryStatus: number | null;
+  /** Deliveries still to be made (waiting while the endpoint is DISABLED). */
+  pendingDeliveries: number;
   /** Only right after creation or rotation. */
   secret?: string;
 }
@@ -33,9 +41,20 @@ interface EndpointRow {
   status: WebhookEndpointStatus;
   disabled_reason: string | null;
   created_at: Date | string;
+  last_delivery_at?: Date | string | null;
+  last_delivery_status?: number | null;
+  pending_deliveries?: number | string;
 }
 
 const COLUMNS = 'id, url, events, status, disabled_reason, created_at';
+
+/** An endpoint with its last delivery attempt and its pending deliveries (indexed look-ups per endpoint). */
+const WITH_DELIVERIES = `select ep.id, ep.url, ep.events, ep.status, ep.disabled_reason, ep.created_at,
+       last.attempted_at as last_delivery_at, last.http_status as last_delivery_status,
+       (select count(*) from webhook_deliveries d where d.endpoint_id = ep.id and d.status = 'PENDING')::int as pending_deliveries
+  from webhook_endpoints ep
+  left join lateral (select a.attempted_at, a.http_status from webhook_attempts a
+                      where a.endpoint_id = ep.id order by a.attempted_at desc, a.id desc limit 1) last on true`;
 
 function toRecord(row: EndpointRow, secret?: string): WebhookEndpointRecord {
   return {
@@ -45,9 +64,28 @@ function toRecord(row: EndpointRow, secret?: string): WebhookEndpointRecord {
     status: row.status,
     disabledReason: row.disabled_reason,
     createdAt: new Date(row.created_at),
+    lastDeliveryAt: row.last_delivery_at ? new Date(row.last_delivery_at) : null,
+    lastDeliveryStatus: row.last_delivery_status ?? null,
+    pendingDeliveries: Number(row.pending_deliveries ?? 0),
     ...(secret !== undefined ? { secret } : {}),
   };
 }
+
+/** What a test send to an endpoint came to (POST /webhook-endpoints/{id}/test). */
+export interface WebhookTestResult {
+  /** The receiver answered 2xx. */
+  delivered: boolean;
+  /** The receiver's HTTP status; null when none arrived. */
+  status: number | null;
+  durationMs: number;
+  /** The start of the receiver's answer (at most TEST_EXCERPT_BYTES); null when none arrived. */
+  body: string | null;
+  /** Why no answer arrived (timeout, connection error, address not allowed); null otherwise. */
+  error: string | null;
+}
+
+/** How much of a receiver's answer a test send returns. */
+export const TEST_EXCERPT_BYTES = 1024;
 
 /** The event types an endpoint asks for: null (all) when not given; otherwise known, non-empty, deduplicated. */
 function parseEventTypes(events: readonly string[] | null | undefined): EventType[] | null {
@@ -58,11 +96,12 @@ function parseEventTypes(events: readonly string[] | null | undefined): EventTyp
   return [...new Set(events as EventType[])];
 }
 
-/** Merchants' webhook endpoints: register, list, delete, rotate the signing secret. */
+/** Merchants' webhook endpoints: register, list, delete, rotate the signing secret, enable again, send a test. */
 export class WebhookEndpointService {
   constructor(
     private readonly config: Config,
     private readonly secrets: SecretBox,
+    private readonly limits: Pick<RateLimits, 'webhookTest'>,
     private readonly resolve?: Resolver,
   ) {}
 
@@ -91,13 +130,84 @@ export class WebhookEndpointService {
     return toRecord(row, secret);
   }
 
-  /** The developer's endpoints (not deleted), oldest first. */
+  /** The developer's endpoints (not deleted), oldest first, each with its last delivery attempt and pending deliveries. */
   async list(em: EntityManager, developerId: string): Promise<WebhookEndpointRecord[]> {
     const rows = await em.execute<EndpointRow[]>(
-      `select ${COLUMNS} from webhook_endpoints where developer_id = ? and status <> 'DELETED' order by created_at, id`,
+      `${WITH_DELIVERIES} where ep.developer_id = ? and ep.status <> 'DELETED' order by ep.created_at, ep.id`,
       [developerId],
     );
     return rows.map((r) => toRecord(r));
+  }
+
+  /** One endpoint of the developer's with its deliveries' figures (deleted ones too: a delete answers it). */
+  private async one(em: EntityManager, id: string, secret?: string): Promise<WebhookEndpointRecord> {
+    const [row] = await em.execute<EndpointRow[]>(`${WITH_DELIVERIES} where ep.id = ?`, [id]);
+    return toRecord(row!, secret);
+  }
+
+  /**
+   * Enables an endpoint again (a DISABLED one; one already ENABLED is left as it is). Its pending
+   * deliveries are due at once and its failure clock starts over; deliveries that were given up
+   * (FAILED) stay so: `POST /events/{id}/resend` sends those again.
+   */
+  async enable(em: EntityManager, developerId: string, id: string): Promise<WebhookEndpointRecord> {
+    return em.transactional(async (tem) => {
+      const [row] = await tem.execute<Array<{ was: WebhookEndpointStatus }>>(
+        `update webhook_endpoints ep
+            set status = 'ENABLED', disabled_reason = null,
+                -- An enabled endpoint that is failing keeps its clock (enabling it again is no way to postpone its disabling).
+                failing_since = case when ep.status = 'DISABLED' then null else ep.failing_since end,
+                updated_at = case when ep.status = 'DISABLED' then now() else ep.updated_at end
+           from (select id, status from webhook_endpoints where id = ? and developer_id = ? and status <> 'DELETED' for update) old
+          where ep.id = old.id returning old.status as was`,
+        [id, developerId],
+      );
+      if (!row) throw notFound('Webhook endpoint not found');
+      // Re-enabled after a fix: what waited for a retry is due now, not hours later.
+      if (row.was === 'DISABLED') {
+        await tem.execute(`update webhook_deliveries set next_attempt_at = now() where endpoint_id = ? and status = 'PENDING' and next_attempt_at > now()`, [id]);
+      }
+      return this.one(tem, id);
+    });
+  }
+
+  /**
+   * Sends a signed `webhook.test` event to an endpoint now (DISABLED ones too, to check a fix
+   * before enabling it) and answers with what the receiver said. It follows the rules of every
+   * delivery (`webhookPostOptions`: timeout; in production public addresses only, no redirects)
+   * and is signed like one (current and, during a rotation, previous secret), but it is not an
+   * event: nothing is stored, nothing retried. At most `WEBHOOK_TEST_LIMIT_PER_MINUTE` per endpoint.
+   */
+  async sendTest(em: EntityManager, developerId: string, id: string): Promise<WebhookTestResult> {
+    const [row] = await em.execute<Array<{ url: string; secret_enc: string; previous_secret_enc: string | null }>>(
+      `select url, secret_enc, case when previous_secret_expires_at > now() then previous_secret_enc end as previous_secret_enc
+         from webhook_endpoints where id = ? and developer_id = ? and status <> 'DELETED'`,
+      [id, developerId],
+    );
+    if (!row) throw notFound('Webhook endpoint not found');
+    await this.limits.webhookTest(id);
+    const event = {
+      id: opaqueId('evt_test_'),
+      type: WEBHOOK_TEST_EVENT_TYPE,
+      createdAt: new Date().toISOString(),
+      data: { endpointId: id, message: 'A test event from the wallet gateway: your endpoint received it.' },
+    };
+    const body = JSON.stringify(event);
+    const secrets = [this.secrets.open(row.secret_enc), ...(row.previous_secret_enc ? [this.secrets.open(row.previous_secret_enc)] : [])];
+    const outcome = await postWebhook(
+      new URL(row.url),
+      body,
+      { 'user-agent': WEBHOOK_USER_AGENT, ...webhookHeaders(secrets, event.id, body) },
+      { ...webhookPostOptions(this.config), excerptBytes: TEST_EXCERPT_BYTES },
+    );
+    const status = outcome.status ?? null;
+    return {
+      delivered: status !== null && status >= 200 && status < 300,
+      status,
+      durationMs: outcome.durationMs,
+      body: outcome.excerpt ?? null,
+      error: outcome.error ?? null,
+    };
   }
 
   /** Deletes an endpoint: nothing more is sent to it; its pending deliveries fail. */
@@ -114,7 +224,7 @@ export class WebhookEndpointService {
           where endpoint_id = ? and status = 'PENDING'`,
         [id],
       );
-      return toRecord(row);
+      return this.one(tem, id);
     });
   }
 
@@ -132,6 +242,6 @@ export class WebhookEndpointService {
       [ROTATION_OVERLAP_HOURS, this.secrets.seal(secret), id, developerId],
     );
     if (!row) throw notFound('Webhook endpoint not found');
-    return toRecord(row, secret);
+    return this.one(em, id, secret);
   }
 }

@@ -1,5 +1,5 @@
-import { Field, ID, InputType, ObjectType, registerEnumType } from 'type-graphql';
-import type { WebhookEndpointRecord } from './webhook-endpoint.service.js';
+import { Field, ID, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import type { WebhookEndpointRecord, WebhookTestResult } from './webhook-endpoint.service.js';
 
 export enum WebhookEndpointStatusEnum {
   ENABLED = 'ENABLED',
@@ -19,6 +19,12 @@ export class WebhookEndpointView {
   @Field(() => WebhookEndpointStatusEnum) status!: WebhookEndpointStatusEnum;
   @Field(() => String, { nullable: true, description: 'Why it was disabled.' }) disabledReason!: string | null;
   @Field(() => Date) createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'When the last delivery attempt was made (test sends are not deliveries).' })
+  lastDeliveryAt!: Date | null;
+  @Field(() => Int, { nullable: true, description: "That attempt's HTTP status; null when it got no answer, or none was made." })
+  lastDeliveryStatus!: number | null;
+  @Field(() => Int, { description: 'Deliveries still to be made (they wait while the endpoint is DISABLED).' })
+  pendingDeliveries!: number;
 
   static from(r: WebhookEndpointRecord): WebhookEndpointView {
     return Object.assign(new WebhookEndpointView(), {
@@ -28,8 +34,20 @@ export class WebhookEndpointView {
       status: r.status as WebhookEndpointStatusEnum,
       disabledReason: r.disabledReason,
       createdAt: r.createdAt,
+      lastDeliveryAt: r.lastDeliveryAt,
+      lastDeliveryStatus: r.lastDeliveryStatus,
+      pendingDeliveries: r.pendingDeliveries,
     });
   }
+}
+
+@ObjectType('WebhookTestResult', { description: 'What the receiver said to a signed webhook.test event (POST /webhook-endpoints/{id}/test).' })
+export class WebhookTestResultView implements WebhookTestResult {
+  @Field(() => Boolean, { description: 'The receiver answered 2xx.' }) delivered!: boolean;
+  @Field(() => Int, { nullable: true, description: "The receiver's HTTP status; null when no answer arrived." }) status!: number | null;
+  @Field(() => Int) durationMs!: number;
+  @Field(() => String, { nullable: true, description: "The start of the receiver's answer (at most 1 KiB)." }) body!: string | null;
+  @Field(() => String, { nullable: true, description: 'Why no answer arrived (timeout, connection error, address not allowed).' }) error!: string | null;
 }
 
 @ObjectType('WebhookEndpointWithSecret', { description: 'An endpoint right after creation or rotation, with its signing secret (shown once).' })

@@ -51,6 +51,40 @@ test('GET /events pages a developer’s own events oldest first with after/limit
   expect((await http(app.baseUrl, '/api/v1/events')).status).toBe(401);
 });
 
+test('GET /events filters by type (repeated or comma-separated) and paymentRequestId; after pages the filtered list', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const a = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  await approve(app.baseUrl, user.token, a);
+  const b = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+  await http(app.baseUrl, `/api/v1/wallet/payment-request/${b}/cancel`, { method: 'POST', token: dev.secretKey });
+  const c = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 3);
+  const summary = async (query: string) =>
+    (await http(app.baseUrl, `/api/v1/events?${query}`, { token: dev.secretKey })).body.data.map(
+      (e: { type: string; data: { paymentRequest: { id: string } } }) => `${e.type}:${e.data.paymentRequest.id}`,
+    );
+  expect(await summary('type=payment_request.created')).toEqual([`payment_request.created:${a}`, `payment_request.created:${b}`, `payment_request.created:${c}`]);
+  const final = [`payment_request.approved:${a}`, `payment_request.cancelled:${b}`];
+  expect(await summary('type=payment_request.approved&type=payment_request.cancelled')).toEqual(final);
+  expect(await summary('type=payment_request.approved,payment_request.cancelled')).toEqual(final);
+  expect(await summary(`paymentRequestId=${b}`)).toEqual([`payment_request.created:${b}`, `payment_request.cancelled:${b}`]);
+  expect(await summary(`paymentRequestId=${b}&type=payment_request.cancelled`)).toEqual([`payment_request.cancelled:${b}`]);
+  expect(await summary(`paymentRequestId=${c}&type=payment_request.approved`)).toEqual([]);
+  // `after` is a position in the whole stream: a filtered page continues after it.
+  const first = await http(app.baseUrl, '/api/v1/events?type=payment_request.created&limit=1', { token: dev.secretKey });
+  expect(first.body).toMatchObject({ hasMore: true, nextAfter: first.body.data[0].id });
+  expect(await summary(`type=payment_request.created&after=${first.body.nextAfter}`)).toEqual([`payment_request.created:${b}`, `payment_request.created:${c}`]);
+  for (const [query, message] of [
+    ['type=payment_request.paid', 'Unknown event type "payment_request.paid"; known: payment_request.created, payment_request.approved, payment_request.rejected, payment_request.cancelled, payment_request.expired, transaction.refunded'],
+    ['type=webhook.test', 'Unknown event type "webhook.test"; known: payment_request.created, payment_request.approved, payment_request.rejected, payment_request.cancelled, payment_request.expired, transaction.refunded'],
+    ['paymentRequestId=nope', 'paymentRequestId must be a UUID'],
+  ]) {
+    const res = await http(app.baseUrl, `/api/v1/events?${query}`, { token: dev.secretKey });
+    expect([query, res.status, res.body]).toEqual([query, 400, { statusCode: 400, message }]);
+  }
+});
+
 test('GET /events/{id} shows the event with (no) deliveries; resend without endpoints changes nothing', async () => {
   const f = factories(app);
   const dev = await f.developer();
@@ -83,12 +117,17 @@ test('reference and metadata: stored as sent, returned by the status endpoint, f
   expect(found.body.data[1]).toEqual(status.body);
   expect(found.body.hasMore).toBe(false);
   const limited = await http(app.baseUrl, `/api/v1/wallet/payment-requests?reference=${encodeURIComponent('Order #1001 – ጤና')}&limit=1`, { token: dev.secretKey });
-  expect(limited.body).toMatchObject({ data: [{ id: b }], hasMore: true });
-  expect((await http(app.baseUrl, '/api/v1/wallet/payment-requests?reference=none', { token: dev.secretKey })).body).toEqual({ data: [], hasMore: false });
-  expect((await http(app.baseUrl, '/api/v1/wallet/payment-requests', { token: dev.secretKey })).status).toBe(400);
-  // The GraphQL door has the same fields.
-  const viaGql = await gql(app.baseUrl, 'query($r: String) { paymentRequestsByReference(reference: $r) { data { id reference } } }', { r: 'other' }, dev.secretKey);
-  expect(viaGql.body.data.paymentRequestsByReference.data).toHaveLength(1);
+  expect(limited.body).toMatchObject({ data: [{ id: b }], hasMore: true, nextAfter: b });
+  expect((await http(app.baseUrl, '/api/v1/wallet/payment-requests?reference=none', { token: dev.secretKey })).body).toEqual({
+    data: [],
+    hasMore: false,
+    nextAfter: null,
+  });
+  // The GraphQL door has the same fields (and the older field, deprecated, still answers).
+  const viaGql = await gql(app.baseUrl, 'query($r: String) { searchPaymentRequests(reference: $r) { data { id reference } } }', { r: 'other' }, dev.secretKey);
+  expect(viaGql.body.data.searchPaymentRequests.data).toHaveLength(1);
+  const deprecated = await gql(app.baseUrl, 'query($r: String) { paymentRequestsByReference(reference: $r) { data { id reference } } }', { r: 'other' }, dev.secretKey);
+  expect(deprecated.body.data.paymentRequestsByReference.data).toHaveLength(1);
 });
 
 test('reference and metadata are checked; unknown fields are still refused', async () => {

@@ -18,7 +18,7 @@ const TEMPLATE_VAR = 'WG_TEST_EMBEDDED_TEMPLATE';
 
 /**
  * Jest globalSetup:
- * 1. compiles the sources into dist/ once, so the tests that spawn the CLI
+ * 1. compiles the merchant's client (clients/typescript/dist) and the sources into dist/ once, so the tests that spawn the CLI
  *    (`bin/wallet-gateway.js`) or `dist/src/main.js` never run a stale build (type errors are
  *    reported, tsc still emits; `npm run typecheck` is their gate; a build without entry points
  *    fails the run);
@@ -34,15 +34,19 @@ export default async function globalSetup(): Promise<void> {
 function build(): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const started = Date.now();
-  const result = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: ROOT, encoding: 'utf8' });
-  if (result.error) throw result.error;
-  if (result.status !== 0) {
-    process.stderr.write(`\n[global-setup] tsc -p tsconfig.build.json reported errors (dist was still emitted):\n${result.stdout}${result.stderr}\n`);
+  // The merchant's client first (its own package, clients/typescript): the tests import it by its
+  // package name, as a merchant does, and the CLI's listen/trigger run on it.
+  for (const project of ['clients/typescript/tsconfig.json', 'tsconfig.build.json']) {
+    const result = spawnSync(process.execPath, [tsc, '-p', project], { cwd: ROOT, encoding: 'utf8' });
+    if (result.error) throw result.error;
+    if (result.status !== 0) {
+      process.stderr.write(`\n[global-setup] tsc -p ${project} reported errors (it still emitted):\n${result.stdout}${result.stderr}\n`);
+    }
   }
-  for (const entry of ['dist/src/main.js', 'dist/src/cli/main.js']) {
+  for (const entry of ['clients/typescript/dist/index.js', 'dist/src/main.js', 'dist/src/cli/main.js']) {
     if (!existsSync(path.join(ROOT, entry))) throw new Error(`[global-setup] the build did not produce ${entry}`);
   }
-  process.stderr.write(`[global-setup] built dist/ in ${Date.now() - started} ms\n`);
+  process.stderr.write(`[global-setup] built clients/typescript/dist and dist/ in ${Date.now() - started} ms\n`);
 }
 
 /**

@@ -87,6 +87,21 @@ describe('the other scalar kinds', () => {
   });
 });
 
+describe('query parameters (variables of their own), worded for a REST client', () => {
+  const route = (path: string) => REST_ROUTES.find((r) => r.method === 'GET' && r.path === path)!;
+  const cases: Array<[string, string, Record<string, string>, string]> = [
+    ['a word for limit', '/wallet/payment-requests', { limit: 'x' }, 'limit must be an integer'],
+    ['a fraction for limit', '/events', { limit: '1.5' }, 'limit must be an integer'],
+    ['a limit beyond 32 bits', '/wallet/payment-requests', { limit: '99999999999' }, 'limit must be an integer'],
+  ];
+  test.each(cases)('%s', async (_name, path, query, expected) => {
+    const r = route(path);
+    const errors = await coercionErrors(SCHEMA, r.operation, r.variables({}, undefined, null, query));
+    expect(errors).toHaveLength(1);
+    expect({ original: errors[0], rest: translateCoercionError(errors[0]!) }).toEqual({ original: errors[0], rest: expected });
+  });
+});
+
 test('errors that are not about a variable are left alone', async () => {
   const result = await graphql({ schema: SCHEMA, source: '{ noSuchField }' });
   expect(result.errors).toHaveLength(1);

@@ -1,5 +1,6 @@
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
+import { fingerprint } from '../../src/rest/idempotency.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
@@ -99,6 +100,30 @@ test('cancel honours Idempotency-Key too: the retry replays the 200', async () =
   expect(again.headers.get('idempotent-replayed')).toBe('true');
   const plain = await http(app.baseUrl, path, { method: 'POST', token: dev.secretKey });
   expect(plain.status).toBe(409);
+});
+
+test('same key while the first call is still running: 409 with Retry-After, the mark of a 409 a retry with the same key cures', async () => {
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  const body = { walletId: user.walletId, amount: 2, description: 'Running', merchantName: 'Shop' };
+  // The first call's claim, committed and not finished (its instance is still working on it).
+  await app.db.orm.em
+    .fork()
+    .execute(`insert into idempotency_keys (developer_id, key, fingerprint, state) values (?, 'running-1', ?, 'IN_PROGRESS')`, [
+      dev.developerId,
+      fingerprint('POST', '/api/v1/wallet/request-payment', body),
+    ]);
+  const busy = await post(dev.secretKey, 'running-1', body);
+  expect(busy.status).toBe(409);
+  expect(busy.body).toEqual({ statusCode: 409, message: 'A request with this Idempotency-Key is still being processed' });
+  expect(busy.headers.get('retry-after')).toBe('1');
+  expect(await countRequests(dev.developerId)).toBe(0);
+  // A 409 about the state of the request itself is final: no Retry-After.
+  const id = (await post(dev.secretKey, undefined, { ...body, description: 'Cancel me' })).body.paymentRequestId;
+  await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}/cancel`, { method: 'POST', token: dev.secretKey });
+  const again = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}/cancel`, { method: 'POST', token: dev.secretKey });
+  expect(again.status).toBe(409);
+  expect(again.headers.get('retry-after')).toBeNull();
 });
 
 test('fifty concurrent calls with one key: exactly one request and one notification; the others replay or get 409', async () => {

@@ -1,0 +1,25 @@
+// The typed client's types are generated from the contract (schema/openapi.yaml) with
+// openapi-typescript; this fails when the committed file differs from what the contract makes
+// (fix: `npm run client:generate`), so the client cannot drift from the gateway.
+import { readFileSync } from 'node:fs';
+import { CONTRACT, OUTPUT, generateTypes } from '../../clients/typescript/scripts/generate-types.mjs';
+
+test('clients/typescript/src/generated/openapi.ts is what openapi-typescript makes of schema/openapi.yaml', async () => {
+  expect(CONTRACT).toMatch(/schema\/openapi\.yaml$/);
+  const committed = readFileSync(OUTPUT, 'utf8');
+  const generated = await generateTypes();
+  // One line, not a diff of 1700: the fix is the same whatever changed.
+  if (committed !== generated) throw new Error('clients/typescript/src/generated/openapi.ts is stale: run `npm run client:generate` and commit it');
+  expect(committed).toBe(generated);
+});
+
+test('the generated types carry every path, every event type and the webhooks of the contract', () => {
+  const source = readFileSync(OUTPUT, 'utf8');
+  for (const path of ['/api/v1/wallet/payment-requests', '/api/v1/webhook-endpoints/{endpointId}/enable', '/api/v1/webhook-endpoints/{endpointId}/test']) {
+    expect(source).toContain(`"${path}": {`);
+  }
+  expect(source).toMatch(/export interface webhooks \{/);
+  for (const type of ['payment_request.created', 'payment_request.approved', 'payment_request.rejected', 'payment_request.cancelled', 'payment_request.expired', 'transaction.refunded', 'webhook.test']) {
+    expect(source).toContain(`"${type}": {`);
+  }
+});
