@@ -12,19 +12,52 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-function decodeCursor(cursor: string): { createdAt: Date; id: string } {
+/** The position a cursor names: the row it was made from (its id, checked against the table's key type). */
+interface Cursor {
+  id: string;
+}
+
+const KEY_SHAPES: Record<string, RegExp> = {
+  uuid: /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+  bigint: /^[0-9]{1,18}$/,
+  text: /^[A-Za-z0-9_-]{1,64}$/,
+};
+
+function decodeCursor(cursor: string, keyType: string): Cursor {
   try {
-    const [iso, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
-    const createdAt = new Date(typeof iso === 'string' ? iso : Number.NaN);
-    const year = createdAt.getUTCFullYear();
-    // Ids are uuids or wlt_ wallet ids; anything else (NUL, SQL, out-of-range dates) is no cursor of ours.
-    if (Number.isNaN(year) || year < 2000 || year > 9999 || typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) {
-      throw new Error('bad cursor');
-    }
-    return { createdAt, id };
+    // [createdAt, id]: the time is only informative; the row's own (created_at, id) is compared.
+    const [, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [unknown, unknown];
+    if (typeof id !== 'string' || !(KEY_SHAPES[keyType] ?? KEY_SHAPES.text!).test(id)) throw new Error('bad cursor');
+    return { id };
   } catch {
     throw badInput('after is not a valid cursor');
   }
+}
+
+/** Where an entity's rows and their (createdAt, id) live, for the cursor condition. */
+interface Keyset {
+  table: string;
+  createdAt: string;
+  id: string;
+  keyType: string;
+}
+
+function keysetOf<T extends object>(em: EntityManager, entity: EntityName<T>): Keyset {
+  const meta = em.getMetadata().get(entity as never);
+  const field = (name: string): string => meta.properties[name]!.fieldNames[0]!;
+  // The key column's type: uuid, text, or a bigserial (compared as bigint).
+  const column = String(meta.properties.id!.columnTypes[0]).toLowerCase();
+  const keyType = column === 'bigserial' ? 'bigint' : column;
+  return { table: meta.tableName, createdAt: field('createdAt'), id: field('id'), keyType: keyType in KEY_SHAPES ? keyType : 'text' };
+}
+
+/**
+ * Rows after a cursor, newest first: `(created_at, id)` below the cursor row's own, read in the
+ * database. A timestamp carried in the cursor would be JavaScript's milliseconds, while
+ * PostgreSQL keeps microseconds: rows made within one millisecond would be skipped or repeated.
+ */
+function afterCursor(alias: string, k: Keyset): string {
+  return `(${alias}.${k.createdAt}, ${alias}.${k.id}) < (select c.${k.createdAt}, c.${k.id} from ${k.table} c where c.${k.id} = ?::${k.keyType})`;
 }
 
 /** The same page with each node mapped (an entity into its GraphQL view). */
@@ -73,17 +106,18 @@ export function childPageLoader<T extends { id: string; createdAt: Date }>(
         groups.set(group, [...(groups.get(group) ?? []), key]);
       }
       const pages = new Map<ChildPageKey, Page<T>>();
+      const keyset = keysetOf(em, entity);
       for (const group of groups.values()) {
         const limit = pageSize(group[0]!.first);
-        const after = group[0]!.after ? decodeCursor(group[0]!.after) : null;
+        const after = group[0]!.after ? decodeCursor(group[0]!.after, keyset.keyType) : null;
         const rows = await em.execute<Array<Record<string, unknown>>>(
           `select * from (
              select t.*, row_number() over (partition by t.${parentColumn} order by t.created_at desc, t.id desc) as page_rank
                from ${table} t
               where t.${parentColumn}::text = any(array[?]::text[])
-                ${after ? 'and (t.created_at, t.id) < (?::timestamptz, ?)' : ''}
+                ${after ? `and ${afterCursor('t', keyset)}` : ''}
            ) ranked where page_rank <= ?`,
-          [group.map((k) => k.parentId), ...(after ? [after.createdAt.toISOString(), after.id] : []), limit + 1],
+          [group.map((k) => k.parentId), ...(after ? [after.id] : []), limit + 1],
         );
         const byParent = new Map<string, T[]>();
         for (const row of rows) {
@@ -107,15 +141,16 @@ export async function paginate<T extends { id: string; createdAt: Date }>(
   after: string | undefined,
 ): Promise<Page<T>> {
   const limit = pageSize(first);
-  let cond = where;
+  const qb = em
+    .createQueryBuilder(entity, 'p')
+    .where(where)
+    .orderBy({ createdAt: 'desc', id: 'desc' } as never)
+    .limit(limit + 1);
   if (after) {
-    const c = decodeCursor(after);
-    cond = {
-      $and: [where, { $or: [{ createdAt: { $lt: c.createdAt } }, { createdAt: c.createdAt, id: { $lt: c.id } }] }],
-    } as FilterQuery<T>;
+    const keyset = keysetOf(em, entity);
+    qb.andWhere(afterCursor('p', keyset), [decodeCursor(after, keyset.keyType).id]);
   }
-  const rows = await em.find(entity, cond, { orderBy: { createdAt: 'desc', id: 'desc' } as never, limit: limit + 1 });
-  return toPage(rows, limit);
+  return toPage(await qb.getResultList(), limit);
 }
 
 /** Filters shared by the lists of money records: creation range and amount range. */
