@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import { aggregateWorkerMetrics } from './observability/cluster-metrics.js';
 
 /** First restart delay of a worker that died; doubled per quick death, up to MAX_BACKOFF_MS. */
 const FIRST_BACKOFF_MS = 500;
@@ -79,6 +80,8 @@ export function runPrimary({ workers, logger }: PrimaryOptions): void {
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  // A scrape of /metrics reaches one worker; it asks here for the sum over the listening workers.
+  aggregateWorkerMetrics(() => [...listening].flatMap((id) => cluster.workers?.[id] ?? []));
   startNext();
   logger.info({ workers }, 'primary started its workers');
 }

@@ -54,8 +54,12 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   // NOTIFY does not cross connections of the embedded PostgreSQL: there, one process owns the
   // database and its commit hooks wake every reader.
   const source = db.embedded ? new InProcessSource() : new PgListenSource(db.url, logger);
-  // The gauge reads the hub at scrape time, the hub reports each delivery's lag to the histogram.
-  const metrics: Metrics = new Metrics({ subscriptions: () => events.stats.subscriptions });
+  // The gauges read the hub at scrape time, the hub reports each delivery's lag to the histogram.
+  const metrics: Metrics = new Metrics({
+    subscriptions: () => events.stats.subscriptions,
+    outboxLagSeconds: () => events.readerLagSeconds,
+    database: forkEm,
+  });
   const events = new EventHub(source, db.orm, logger, {
     pollIntervalMs: config.outboxPollIntervalMs,
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
@@ -64,7 +68,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const transactions = new TransactionService();
   const operators = new OperatorService(config, forkEm, logger);
   const secretBox = new SecretBox(config.keySigningSecret);
-  const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger);
+  const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger, (outcome, result) => metrics.webhookAttempts.inc({ outcome, result }));
   events.onWake(() => deliveries.wake());
   const limits = new RateLimits(db.orm.em.getKnex(), {
     requestsPerSecond: config.rateLimitPerSecond,
@@ -74,7 +78,12 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   return {
     config,
     forkEm,
-    payments: new PaymentRequestService(config, transactions, (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count)),
+    payments: new PaymentRequestService(
+      config,
+      transactions,
+      (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
+      (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+    ),
     accounts: new AccountService(config),
     transactions,
     developers: new DeveloperService(),

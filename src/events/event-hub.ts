@@ -125,6 +125,11 @@ export class EventHub {
     if (wake.deliveries) for (const listener of this.wakeListeners) listener();
   }
 
+  /** Seconds since this instance's outbox reader last read everything settled (its lag, for /metrics). */
+  get readerLagSeconds(): number {
+    return Math.max(0, Date.now() - this.reader.caughtUpAt) / 1000;
+  }
+
   /** Whether wake-ups from other instances arrive (the LISTEN connection is up); polling works regardless. */
   get healthy(): boolean {
     return this.source.healthy;

@@ -28,6 +28,8 @@ const BATCH = 1000;
 export class OutboxReader {
   private cursor: Cursor | undefined;
   private readonly poll: PollLoop;
+  /** When a read last reached the settled horizon (epoch ms): /metrics reports the time since as the reader's lag. */
+  caughtUpAt = Date.now();
 
   constructor(
     private readonly forkEm: () => EntityManager,
@@ -62,6 +64,7 @@ export class OutboxReader {
     const horizon = await settledHorizon(this.forkEm());
     if (!this.anyInterest()) {
       if (this.cursor === cursor) this.cursor = { xid: horizon, position: '0' };
+      this.caughtUpAt = Date.now();
       return false;
     }
     // Every settled row's owner, and its payload as text: rows of users without a subscriber here
@@ -86,6 +89,7 @@ export class OutboxReader {
       if (this.interested(r.userId)) rows.push({ type: r.type, userId: r.userId, payload: JSON.parse(r.payload) as EventPayload });
     }
     if (rows.length > 0) this.deliver(rows);
+    if (found.length < BATCH) this.caughtUpAt = Date.now();
     return found.length >= BATCH;
   }
 
