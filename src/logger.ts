@@ -22,7 +22,7 @@ const SENSITIVE_KEYS = [
 ];
 
 /** Where those fields sit in what the gateway logs: the top level, headers, and the usual wrappers of an operation's input. */
-const SENSITIVE_PARENTS = ['', 'headers.', 'req.headers.', 'connectionParams.', 'user.', 'input.', 'variables.', 'variables.input.', 'arguments.', 'args.', 'body.'];
+const SENSITIVE_PARENTS = ['', 'headers.', 'req.headers.', 'connectionParams.', 'user.', 'endpoint.', 'input.', 'variables.', 'variables.input.', 'arguments.', 'args.', 'body.'];
 
 /**
  * Paths pino replaces with `[redacted]` before a line is written: credentials (Authorization
@@ -84,7 +84,7 @@ const shown = (v: unknown): string => (typeof v === 'string' ? (/[\s"]/.test(v) 
 /**
  * The message of a pretty line: a request line reads `POST /api/v1/wallet/request-payment 200 3.1 ms`
  * followed by its request id (and trace id); any other line is its message and its fields as
- * `key=value`. Always one line; an error's stack follows it (pino-pretty prints `err`).
+ * `key=value`. One line, except that an error's stack follows its line.
  */
 export function prettyMessage(log: Record<string, unknown>): string {
   const rest = Object.entries(log).filter(([k]) => !BASE_FIELDS.has(k));
@@ -93,7 +93,12 @@ export function prettyMessage(log: Record<string, unknown>): string {
     const tail = rest.filter(([k]) => !['method', 'route', 'status', 'durationMs'].includes(k));
     return [head, ...tail.map(([k, v]) => `${k}=${shown(v)}`)].join('  ');
   }
-  return [String(log.msg ?? ''), ...rest.map(([k, v]) => `${k}=${shown(v)}`)].join('  ');
+  const line = [String(log.msg ?? ''), ...rest.map(([k, v]) => `${k}=${shown(v)}`)].join('  ');
+  const err = log.err as { type?: string; message?: string; stack?: string } | undefined;
+  if (!err) return line;
+  // An error: its class and message on the line, its stack (already reduced to the statement's shape) below.
+  const frames = typeof err.stack === 'string' ? err.stack.split('\n').filter((l) => /^\s+at /.test(l)) : [];
+  return [`${line}  err=${shown(`${err.type ?? 'Error'}: ${err.message ?? ''}`)}`, ...frames.map((f) => `    ${f.trim()}`)].join('\n');
 }
 
 /** The human-readable destination: time, level and `prettyMessage`, coloured on a terminal. */
@@ -105,7 +110,6 @@ function prettyDestination(destination?: pino.DestinationStream): pino.Destinati
     translateTime: 'SYS:HH:MM:ss.l',
     ignore: 'pid,hostname,service',
     hideObject: true,
-    singleLine: true,
     messageFormat: (log) => prettyMessage(log),
   });
 }
