@@ -9,10 +9,9 @@ import { shutdownTracing, tracing } from './observability/tracing.js';
 
 /**
  * The gateway process (entered through src/main.ts): configuration → database (migrated) →
- * gateway → signal handling. With more than
- * one worker (`WEB_CONCURRENCY`, by default one per core on a PostgreSQL server) this process is
- * the cluster's primary: it migrates once, then runs the workers (src/cluster.ts), each of which
- * comes back here as a whole gateway on the shared port.
+ * gateway → signal handling. With more than one worker (`WEB_CONCURRENCY`, by default one per
+ * core on a PostgreSQL server) this process is the cluster's primary: it migrates once, then runs
+ * the workers (src/cluster.ts), each of which comes back here as a whole gateway on the shared port.
  */
 async function main(): Promise<void> {
   let config;

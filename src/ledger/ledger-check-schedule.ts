@@ -24,6 +24,9 @@ export async function runScheduledLedgerCheck(em: EntityManager, intervalSeconds
         [intervalSeconds],
       );
       if (recent?.recent) return undefined;
+      // The check reads every ledger entry: on a large ledger it may take longer than the 15 s a
+      // request's statement may (the pool's statement_timeout), which would fail it every time.
+      await tem.execute(`set local statement_timeout = '10min'`);
       const started = performance.now();
       const result = await checkLedger(tem);
       await tem.execute(
