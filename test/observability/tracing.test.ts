@@ -95,6 +95,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   let secretKey: string;
   let walletId: string;
   let userToken: string;
+  let endpointId: string;
   const phone = `0977${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`;
 
   beforeAll(async () => {
@@ -112,6 +113,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     userToken = await mintUserToken(testConfig(), user.body.data.createUser.userId);
     const endpoint = await call('/api/v1/webhook-endpoints', { token: secretKey, body: { url: merchant.url } });
     expect(endpoint.status).toBe(200);
+    endpointId = endpoint.body.id;
   });
 
   test('a REST create is one trace: HTTP span → GraphQL operation → resolver → SQL statements (shapes only); its log line carries the trace id', async () => {
@@ -179,7 +181,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
   test('a webhook delivery is a client span, and its traceparent arrives at the merchant', async () => {
     const created = await call('/api/v1/wallet/request-payment', { token: secretKey, body: { walletId, amount: 1, description: 'Hooked', merchantName: 'Traced Shop' } });
     const id = created.body.paymentRequestId as string;
-    const [delivery] = (await merchant.until((r) => r.some((x) => x.json.data.paymentRequest.id === id))).filter((x) => x.json.data.paymentRequest.id === id);
+    const [delivery] = (await merchant.until((r) => r.some((x) => x.json.data.paymentRequest?.id === id))).filter((x) => x.json.data.paymentRequest?.id === id);
     const traceparent = String(delivery!.headers.traceparent);
     const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(traceparent) ?? [];
     expect(traceId).toBeDefined();
@@ -195,6 +197,20 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
       'webhook.attempt': 1,
     });
     expect(JSON.stringify(span)).not.toContain('/hooks'); // never the path (it may hold a merchant's token)
+  });
+
+  test('a test send (POST /webhook-endpoints/{id}/test) is a client span of that request’s trace, and its traceparent arrives too', async () => {
+    const before = merchant.received.length;
+    const res = await call(`/api/v1/webhook-endpoints/${endpointId}/test`, { token: secretKey, body: {} });
+    expect(res.status).toBe(200);
+    const [sent] = (await merchant.until((r) => r.length > before)).slice(before);
+    const [, traceId, spanId] = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/.exec(String(sent!.headers.traceparent)) ?? [];
+    const name = 'POST /api/v1/webhook-endpoints/:endpointId/test';
+    const spans = await traceOf(traceId!, (s) => s.some((x) => x.name === name) && s.some((x) => x.spanId === spanId));
+    const client = spans.find((s) => s.spanId === spanId)!;
+    expect(client).toMatchObject({ name: 'POST webhook', kind: SPAN_KIND.CLIENT });
+    expect(client.attributes['webhook.test']).toBe(true);
+    expect(ancestry(spans, client).at(-1)).toBe(name);
   });
 
   test('WebSocket operations are spans of their own: the subscribe, and an approve', async () => {
