@@ -209,8 +209,8 @@ export const OUTBOX_BATCH = 1000;
  * xid is at least P's xmax), so the batch is an index range scan of `xid >= P.xmax` plus an index
  * probe per xid of P's in-progress list: its cost depends on what committed since P, not on the
  * table's size, a long transaction elsewhere, or how many processes read. Without $3 the
- * statement's own snapshot is S (returned as `snapshot`); a batch longer than OUTBOX_BATCH is
- * read in pages of the same S ($3, with the (xid, position) cursor $4/$5). Rows come in (xid,
+ * statement's own snapshot is S (returned as `snapshot`); a batch longer than $6 rows is read in
+ * pages of the same S ($3, with the (xid, position) cursor $4/$5). Rows come in (xid,
  * position) order; one row with a null id when nothing is new.
  */
 const BATCH_SQL = `
@@ -225,8 +225,8 @@ select s.snapshot, e.xid::text as xid, e.position::text as position, e.id, e.typ
     (select x.xid, x.position, x.id, x.type, x.payment_request_id, x.sequence, x.payload from events x
       where x.xid >= $1::xid8 and (x.xid, x.position) > ($4::xid8, $5::bigint)
         and ($3::pg_snapshot is null or pg_visible_in_snapshot(x.xid, $3::pg_snapshot))
-      order by x.xid, x.position limit ${OUTBOX_BATCH})
-    order by 1, 2 limit ${OUTBOX_BATCH}
+      order by x.xid, x.position limit $6)
+    order by 1, 2 limit $6
   ) e on true
   left join payment_requests pr on pr.id = e.payment_request_id
   left join wallets w on w.id = pr.wallet_id
@@ -261,6 +261,8 @@ export class OutboxReader {
     private readonly deliver: (rows: OutboxRow[]) => void,
     /** Called after each read with what it read (the lag metric's hook). */
     private readonly onRead?: (rows: number) => void,
+    /** Rows per read at most (a larger batch is read in pages of one snapshot). */
+    private readonly batch = OUTBOX_BATCH,
   ) {
     this.poll = new PollLoop(() => this.readOnce(), intervalMs, (err) =>
       log.warn({ err: { message: (err as Error).message } }, 'outbox read failed; retrying'),
@@ -314,12 +316,19 @@ export class OutboxReader {
       sequence: number;
       userId: string;
       payload: string;
-    }>('outbox_batch', BATCH_SQL, [last.xmax, last.xip, paging?.snapshot.text ?? null, paging?.xid ?? '0', paging?.position ?? '0']);
+    }>('outbox_batch', BATCH_SQL, [
+      last.xmax,
+      last.xip,
+      paging?.snapshot.text ?? null,
+      paging?.xid ?? '0',
+      paging?.position ?? '0',
+      this.batch,
+    ]);
     if (this.last !== last || this.paging !== paging) return false; // detached meanwhile
     const snapshot = paging?.snapshot ?? parseSnapshot(found[0]!.snapshot);
     const rows = found.filter((r) => r.id !== null);
     const tail = rows.at(-1);
-    if (rows.length >= OUTBOX_BATCH && tail) {
+    if (rows.length >= this.batch && tail) {
       this.paging = { snapshot, xid: tail.xid!, position: tail.position };
     } else {
       this.last = snapshot;
