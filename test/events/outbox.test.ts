@@ -137,6 +137,31 @@ test('event payloads never carry a user id, username, phone, wallet id or develo
 
 const REQUESTED = 'subscription { paymentRequested { id status } }';
 
+test('the committing process hands its own subscribers their events at commit, once (the reader drops what was handed)', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const hub = app.gateway.services.events;
+  const client = wsClient(app.baseUrl, user.token);
+  const before = hub.stats.subscriptions;
+  const sub = subscribe<{ paymentRequested: { id: string; status: string } }>(client, REQUESTED);
+  const updated = subscribe<{ paymentRequestUpdated: { id: string; status: string } }>(client, 'subscription { paymentRequestUpdated { id status } }');
+  await untilSubscribed(hub, before + 2);
+  const handed = hub.stats.handedAtCommit;
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  expect((await sub.next(3000)).paymentRequested).toEqual({ id, status: 'PENDING' });
+  expect((await approve(app.baseUrl, user.token, id)).body.errors).toBeUndefined();
+  expect((await updated.next(3000)).paymentRequestUpdated).toEqual({ id, status: 'APPROVED' });
+  // Both went out at commit (the approval follows the creation handed here), and the reader's reads of them changed nothing.
+  expect(hub.stats.handedAtCommit - handed).toBe(2);
+  await sleep(app.config.outboxPollIntervalMs * 3);
+  expect(sub.values).toHaveLength(1);
+  expect(updated.values).toHaveLength(1);
+  sub.dispose();
+  updated.dispose();
+  await client.dispose();
+});
+
 // A held transaction and a LISTEN connection to cut exist on a PostgreSQL server only (the
 // embedded database is one session).
 describeOnServer('ordering and outages of the outbox', 'a held transaction and a LISTEN connection to cut exist on a server only (the embedded database is one session)', () => {
