@@ -90,10 +90,12 @@ export class EventService {
     const horizon = await settledHorizon(em);
     const rows = await em.execute<Array<{ payload: EventPayload }>>(
       `select payload from events
-        where developer_id = ? and (xid, position) > (?::xid8, ?::bigint) and xid < ?::xid8
-        order by xid, position
+        where developer_id = ? and (developer_id, xid, position) > (?::uuid, ?::xid8, ?::bigint) and xid < ?::xid8
+        order by developer_id, xid, position
         limit ?`,
-      [developerId, cursor.xid, cursor.position, horizon, n + 1],
+      // The row comparison spans events_developer_idx (developer_id, xid, position) from its first
+      // column, so a page is one index range scan whatever the table's size (#17).
+      [developerId, developerId, cursor.xid, cursor.position, horizon, n + 1],
     );
     const data = rows.slice(0, n).map((r) => r.payload);
     return { data, hasMore: rows.length > n, nextAfter: data.at(-1)?.id ?? after ?? null };

@@ -213,7 +213,7 @@ export const OUTBOX_BATCH = 1000;
  * pages of the same S ($3, with the (xid, position) cursor $4/$5). Rows come in (xid,
  * position) order; one row with a null id when nothing is new.
  */
-const BATCH_SQL = `
+export const OUTBOX_BATCH_SQL = `
 select s.snapshot, e.xid::text as xid, e.position::text as position, e.id, e.type,
        e.payment_request_id as "paymentRequestId", e.sequence, w.user_id as "userId", e.payload::text as payload
   from (select pg_current_snapshot()::text as snapshot) s
@@ -316,7 +316,7 @@ export class OutboxReader {
       sequence: number;
       userId: string;
       payload: string;
-    }>('outbox_batch', BATCH_SQL, [
+    }>('outbox_batch', OUTBOX_BATCH_SQL, [
       last.xmax,
       last.xip,
       paging?.snapshot.text ?? null,
