@@ -66,8 +66,30 @@ export function takeWritten(trx: object): CommittedEvents | undefined {
 }
 
 /**
+ * The transaction a nested one (a savepoint of `em.transactional` inside another) belongs to: the
+ * ORM marks it with a symbol named `parentTransaction` (and runs commit hooks for the outermost
+ * one only).
+ */
+function parentOf(trx: object): object | undefined {
+  const symbol = Object.getOwnPropertySymbols(trx).find((s) => s.description === 'parentTransaction');
+  return symbol ? ((trx as Record<symbol, object | undefined>)[symbol] ?? undefined) : undefined;
+}
+
+/**
+ * Where the events written in `trx` are announced: the outermost transaction's commit. Events
+ * written in a savepoint are not handed over at commit (the savepoint may have been rolled back
+ * while the transaction committed); the commit only wakes the readers, which bring them.
+ */
+function recordFor(trx: object, events: readonly WrittenEvent[], deliveries: boolean): void {
+  let root = trx;
+  for (let parent = parentOf(root); parent; parent = parentOf(root)) root = parent;
+  recordWritten(root, root === trx ? events : [], deliveries);
+}
+
+/**
  * Calls `onCommit` after each committed transaction that wrote events (the ORM's after-commit
- * event; `runInTransaction` in src/db/prepared.ts dispatches the same event).
+ * event, which it dispatches for outermost transactions only; `runInTransaction` in
+ * src/db/prepared.ts dispatches the same event).
  */
 export class OutboxCommits implements EventSubscriber {
   constructor(private readonly onCommit: (committed: CommittedEvents) => void) {}
@@ -126,7 +148,7 @@ export async function writeEvents(tem: EntityManager, facts: readonly EventFacts
     [JSON.stringify(rows)],
   );
   const sequenceOf = new Map(inserted.map((r) => [r.id, Number(r.sequence)]));
-  recordWritten(
+  recordFor(
     trx,
     rows.map((r, i) => ({
       id: r.id,
@@ -304,7 +326,11 @@ export class OutboxReader {
       return false;
     }
     const last = this.last;
-    if (!last) return false;
+    if (!last) {
+      // Someone listens but no snapshot was taken (the database was down at `attach`): start now.
+      await this.attach();
+      return false;
+    }
     const paging = this.paging;
     const found = await this.query<{
       snapshot: string;

@@ -137,6 +137,40 @@ test('event payloads never carry a user id, username, phone, wallet id or develo
 
 const REQUESTED = 'subscription { paymentRequested { id status } }';
 
+test('events written in a savepoint reach subscribers when it is released and the transaction commits (through the reader), never when the savepoint rolls back', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const hub = app.gateway.services.events;
+  const client = wsClient(app.baseUrl, user.token);
+  const before = hub.stats.subscriptions;
+  const updated = subscribe<{ paymentRequestUpdated: { id: string } }>(client, 'subscription { paymentRequestUpdated { id } }');
+  await untilSubscribed(hub, before + 1);
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  // The enclosing transaction commits either way; the savepoint with the event is rolled back or released.
+  const nested = (outcome: 'commit' | 'rollback') =>
+    app.db.orm.em.fork().transactional(async (outer) => {
+      const pr = await outer.findOneOrFail(PaymentRequest, { id });
+      await outer
+        .transactional(async (inner) => {
+          await writeEvent(inner, { type: 'payment_request.cancelled', paymentRequest: pr, userId: user.userId });
+          if (outcome === 'rollback') throw new Error('savepoint rolled back');
+        })
+        .catch((err: Error) => expect(err.message).toBe('savepoint rolled back'));
+    });
+  await nested('rollback');
+  await sleep(app.config.outboxPollIntervalMs * 3);
+  expect(updated.values).toHaveLength(0);
+  const handed = hub.stats.handedAtCommit;
+  await nested('commit');
+  expect((await updated.next(3000)).paymentRequestUpdated.id).toBe(id);
+  expect(hub.stats.handedAtCommit).toBe(handed); // the reader brought it
+  await sleep(app.config.outboxPollIntervalMs * 3);
+  expect(updated.values).toHaveLength(1);
+  updated.dispose();
+  await client.dispose();
+});
+
 test('the committing process hands its own subscribers their events at commit, once (the reader drops what was handed)', async () => {
   const f = factories(app);
   const dev = await f.developer();
