@@ -124,13 +124,13 @@ async function plans() {
   const text = (await import('../dist/src/events/outbox.js')).OUTBOX_BATCH_SQL;
   const out = [];
   if (text) {
-    await c.query({ name: 'batch', text, values: [xmax, [], null, '0', '0', 1000] }).catch(() => undefined);
-    const p = await c.query(`explain (analyze, costs off, timing off, summary on) ${text.replaceAll('$1', `'${xmax}'`).replaceAll('$2', `'{}'`).replaceAll('$3', 'null').replaceAll('$4', `'0'`).replaceAll('$5', `'0'`).replaceAll('$6', '1000')}`);
+    const p = await c.query(`explain (analyze, costs off, timing off, summary on) ${text.replaceAll('$1', `'${xmax}'`).replaceAll('$2', `'{}'`)
+      .replaceAll('$3', 'null').replaceAll('$4', `'-1'`).replaceAll('$5', 'null').replaceAll('$6', `'0'`).replaceAll('$7', '1000')}`);
     out.push('outbox read:', ...p.rows.map((r) => `  ${r['QUERY PLAN']}`));
   }
   const horizon = await settledHorizon(db.orm.em.fork());
   const p2 = await c.query(`explain (analyze, costs off, timing off, summary on) select payload from events
-     where developer_id = $1 and (developer_id, xid, position) > ($1::uuid, '0'::xid8, 0::bigint) and xid < $2::xid8
+     where (developer_id, xid, position) > ($1::uuid, '0'::xid8, 0::bigint) and (developer_id, xid, position) < ($1::uuid, $2::xid8, 0)
      order by developer_id, xid, position limit 51`, [dev, horizon]);
   out.push('events API first page:', ...p2.rows.map((r) => `  ${r['QUERY PLAN']}`));
   await c.end();

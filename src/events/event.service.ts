@@ -90,12 +90,16 @@ export class EventService {
     const horizon = await settledHorizon(em);
     const rows = await em.execute<Array<{ payload: EventPayload }>>(
       `select payload from events
-        where developer_id = ? and (developer_id, xid, position) > (?::uuid, ?::xid8, ?::bigint) and xid < ?::xid8
+        where (developer_id, xid, position) > (?::uuid, ?::xid8, ?::bigint)
+          and (developer_id, xid, position) < (?::uuid, ?::xid8, 0)
         order by developer_id, xid, position
         limit ?`,
-      // The row comparison spans events_developer_idx (developer_id, xid, position) from its first
-      // column, so a page is one index range scan whatever the table's size (#17).
-      [developerId, developerId, cursor.xid, cursor.position, horizon, n + 1],
+      // The page is one range of events_developer_idx (developer_id, xid, position): both bounds are
+      // row comparisons from its first column (the developer's rows after the cursor, below the
+      // horizon). Written as "developer_id = ?", the developer is a constant, (xid, position) order
+      // is what events_xid_idx gives too, and at 2 million rows the planner read that one instead:
+      // 0.5 s a page, against 0.1 ms (bench/outbox-10m.mjs, #17).
+      [developerId, cursor.xid, cursor.position, developerId, horizon, n + 1],
     );
     const data = rows.slice(0, n).map((r) => r.payload);
     return { data, hasMore: rows.length > n, nextAfter: data.at(-1)?.id ?? after ?? null };

@@ -1,3 +1,4 @@
+import { opaqueId } from '../random-id.js';
 import type { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
 import { PAYMENT_REQUEST_STATUS_FIELDS, PaymentRequestView } from '../payment-requests/payment-request.types.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
@@ -75,6 +76,16 @@ export function paymentRequestBody(pr: PaymentRequest): JsonBody {
 /** The Transaction body, as GET /wallet/transaction/{id} answers it. */
 export function transactionBody(tx: Transaction): JsonBody {
   return body(TransactionView.from(tx), TRANSACTION_FIELDS);
+}
+
+/**
+ * A new event id: `evt_`, the time in milliseconds as 13 digits, then 24 random base62 characters
+ * (≈142 bits). The time first keeps the `events.id` index growing at its right edge, as the
+ * outbox grows, instead of touching a random leaf page per insert (bench/outbox-10m.mjs); digits
+ * sort the same in every collation.
+ */
+export function newEventId(now = Date.now()): string {
+  return opaqueId(`evt_${String(now).padStart(13, '0')}`);
 }
 
 /** The payload of one state change's event (`createdAt` is when it was written). */

@@ -1,11 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { Logger } from 'pino';
-import { opaqueId } from '../random-id.js';
 import { PollLoop } from '../background/poll-loop.js';
 import type { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
-import { eventPayload, type EventPayload, type EventType } from './events.js';
+import { eventPayload, newEventId, type EventPayload, type EventType } from './events.js';
 import { queueDeliveriesSql } from './webhook-queue.js';
 
 /*
@@ -119,7 +118,7 @@ export async function writeEvents(tem: EntityManager, facts: readonly EventFacts
   if (facts.length === 0) return [];
   const now = new Date();
   const rows = facts.map((f) => {
-    const payload = eventPayload(opaqueId('evt_'), f.type, now, f.paymentRequest, f.transaction);
+    const payload = eventPayload(newEventId(now.getTime()), f.type, now, f.paymentRequest, f.transaction);
     return {
       id: payload.id,
       type: f.type,
@@ -182,7 +181,7 @@ export function firstEventSql(p: { pr: string; id: string; payload: string; crea
 
 /** The first event of a request (see `firstEventSql`): its id, payload and what the commit hands over. */
 export function firstEvent(paymentRequest: PaymentRequest, userId: string, at: Date): WrittenEvent {
-  const payload = eventPayload(opaqueId('evt_'), 'payment_request.created', at, paymentRequest);
+  const payload = eventPayload(newEventId(), 'payment_request.created', at, paymentRequest);
   return { id: payload.id, type: payload.type, paymentRequestId: paymentRequest.id, sequence: 1, userId, payload };
 }
 
@@ -224,6 +223,12 @@ function parseSnapshot(text: string): Snapshot {
 
 export const OUTBOX_BATCH = 1000;
 
+/** Whether (xid, position) `a` comes after `b`. */
+function afterCursor(a: { xid: string; position: string }, b: { xid: string; position: string }): boolean {
+  const [ax, bx] = [BigInt(a.xid), BigInt(b.xid)];
+  return ax !== bx ? ax > bx : BigInt(a.position) > BigInt(b.position);
+}
+
 /**
  * One batch of the outbox: the rows that are visible in the snapshot S and were not visible in
  * the previous batch's snapshot P (PgQ's snapshot difference). A row not visible in P belongs to
@@ -231,8 +236,11 @@ export const OUTBOX_BATCH = 1000;
  * xid is at least P's xmax), so the batch is an index range scan of `xid >= P.xmax` plus an index
  * probe per xid of P's in-progress list: its cost depends on what committed since P, not on the
  * table's size, a long transaction elsewhere, or how many processes read. Without $3 the
- * statement's own snapshot is S (returned as `snapshot`); a batch longer than $6 rows is read in
- * pages of the same S ($3, with the (xid, position) cursor $4/$5). Rows come in (xid,
+ * statement's own snapshot is S (returned as `snapshot`); a batch longer than $7 rows is read in
+ * pages of the same S ($3, with the (xid, position) cursor $5/$6). The range scan has ONE lower
+ * bound, ($1, $4) = the later of (P.xmax, -1) and the cursor: given two (`xid >= ...` and a row
+ * comparison), PostgreSQL starts the index scan at one and filters by the other, which at 10
+ * million rows read the whole index (bench/outbox-10m.mjs). Rows come in (xid,
  * position) order; one row with a null id when nothing is new.
  */
 export const OUTBOX_BATCH_SQL = `
@@ -241,14 +249,14 @@ select s.snapshot, e.xid::text as xid, e.position::text as position, e.id, e.typ
   from (select pg_current_snapshot()::text as snapshot) s
   left join lateral (
     (select x.xid, x.position, x.id, x.type, x.payment_request_id, x.sequence, x.payload from events x
-      where x.xid = any($2::xid8[]) and (x.xid, x.position) > ($4::xid8, $5::bigint)
+      where x.xid = any($2::xid8[]) and ($5::xid8 is null or (x.xid, x.position) > ($5::xid8, $6::bigint))
         and ($3::pg_snapshot is null or pg_visible_in_snapshot(x.xid, $3::pg_snapshot)))
     union all
     (select x.xid, x.position, x.id, x.type, x.payment_request_id, x.sequence, x.payload from events x
-      where x.xid >= $1::xid8 and (x.xid, x.position) > ($4::xid8, $5::bigint)
+      where (x.xid, x.position) > ($1::xid8, $4::bigint)
         and ($3::pg_snapshot is null or pg_visible_in_snapshot(x.xid, $3::pg_snapshot))
-      order by x.xid, x.position limit $6)
-    order by 1, 2 limit $6
+      order by x.xid, x.position limit $7)
+    order by 1, 2 limit $7
   ) e on true
   left join payment_requests pr on pr.id = e.payment_request_id
   left join wallets w on w.id = pr.wallet_id
@@ -332,6 +340,9 @@ export class OutboxReader {
       return false;
     }
     const paging = this.paging;
+    // Rows of transactions that began after P: from P.xmax, or from the cursor once past it.
+    const fromXmax = { xid: last.xmax, position: '-1' };
+    const lower = paging && afterCursor(paging, fromXmax) ? paging : fromXmax;
     const found = await this.query<{
       snapshot: string;
       xid: string | null;
@@ -343,10 +354,11 @@ export class OutboxReader {
       userId: string;
       payload: string;
     }>('outbox_batch', OUTBOX_BATCH_SQL, [
-      last.xmax,
+      lower.xid,
       last.xip,
       paging?.snapshot.text ?? null,
-      paging?.xid ?? '0',
+      lower.position,
+      paging?.xid ?? null,
       paging?.position ?? '0',
       this.batch,
     ]);

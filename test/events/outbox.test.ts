@@ -38,7 +38,7 @@ test('create then approve: two events, sequence 1 and 2, payloads equal the REST
   const [created] = await eventsOf(id);
   expect(created).toMatchObject({ type: 'payment_request.created', sequence: 1, developer_id: dev.developerId, transaction_id: null });
   expect(created!.payload.id).toBe(created!.id);
-  expect(created!.id).toMatch(/^evt_[A-Za-z0-9]{24}$/);
+  expect(created!.id).toMatch(/^evt_\d{13}[A-Za-z0-9]{24}$/);
   expect(created!.payload.data.paymentRequest).toEqual((await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: dev.secretKey })).body);
   expect(created!.payload.data.paymentRequest).toMatchObject({ status: 'PENDING', reference: 'order-1', metadata: { cart: '7' } });
   expect(created!.payload.data).not.toHaveProperty('transaction');
