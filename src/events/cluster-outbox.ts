@@ -47,7 +47,7 @@ export class OutboxPrimary {
   private readonly reader: OutboxReader;
   /** Which workers have subscribers of a user. */
   private readonly users = new Map<string, Set<number>>();
-  private lastHealthy = false;
+  private lastHealthy: boolean | undefined;
 
   constructor(opts: OutboxPrimaryOptions) {
     this.pool = new pg.Pool({ connectionString: opts.url, max: 1, idleTimeoutMillis: 30_000, application_name: READER_APPLICATION_NAME });
