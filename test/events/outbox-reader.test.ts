@@ -1,6 +1,6 @@
 import pg from 'pg';
 import pino from 'pino';
-import { startTestApp, factories, type TestApp } from '../helpers/app.js';
+import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { requestPayment, sleep } from '../helpers/payments.js';
 import { preparedRead } from '../../src/db/prepared.js';
@@ -98,6 +98,53 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
       await held.query('rollback').catch(() => undefined);
       await held.end();
     }
+  });
+
+  test('GET /events stops below a transaction running in this database, but not for long below one of another database', async () => {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const listed = async () =>
+      ((await http(app.baseUrl, '/api/v1/events', { token: dev.secretKey })).body.data as Array<{ data: { paymentRequest: { id: string } } }>).map(
+        (e) => e.data.paymentRequest.id,
+      );
+    const first = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    const holdIn = async (url: string) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query('begin');
+      await c.query('select pg_current_xact_id()'); // an xid: the server's oldest running transaction
+      return c;
+    };
+    // Another database's long transaction: the page may wait for it briefly, then goes past it.
+    const otherDb = new URL(app.database.url!);
+    otherDb.pathname = '/postgres';
+    const foreign = await holdIn(otherDb.toString());
+    try {
+      const second = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      const deadline = Date.now() + 10_000;
+      let ids = await listed();
+      while (!ids.includes(second) && Date.now() < deadline) {
+        await sleep(100);
+        ids = await listed();
+      }
+      expect(ids).toEqual([first, second]);
+    } finally {
+      await foreign.query('rollback');
+      await foreign.end();
+    }
+    // This database's running transaction: nothing after it is listed until it ends.
+    const local = await holdIn(app.database.url!);
+    let third: string;
+    try {
+      third = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      await sleep(1500);
+      expect(await listed()).not.toContain(third);
+    } finally {
+      await local.query('rollback');
+      await local.end();
+    }
+    expect(await listed()).toContain(third);
   });
 
   test('hints are debounced: a burst of commits costs one NOTIFY, and an instance ignores its own', async () => {
