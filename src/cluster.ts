@@ -12,15 +12,20 @@ const DRAIN_MS = 15_000;
 export interface PrimaryOptions {
   workers: number;
   logger: Logger;
+  /** Called with each worker forked (the primary's outbox reader listens to it). */
+  onFork?: (worker: Worker) => void;
+  /** Called once every worker has exited after SIGTERM/SIGINT, before the primary exits. */
+  onStopped?: () => Promise<void>;
 }
 
 /**
  * The primary of `npm start` with more than one worker (node:cluster): forks the workers (each a
- * whole gateway on the shared port; the primary hands out connections), restarts one that dies
+ * whole gateway on the shared port; the primary hands out connections and reads the outbox for
+ * all of them, see src/events/cluster-outbox.ts), restarts one that dies
  * unexpectedly (with backoff), and on SIGTERM/SIGINT passes the signal on to every worker and
  * exits 0 once all of them have drained and exited cleanly (1 if one did not).
  */
-export function runPrimary({ workers, logger }: PrimaryOptions): void {
+export function runPrimary({ workers, logger, onFork, onStopped }: PrimaryOptions): void {
   let stopping = false;
   let backoff = FIRST_BACKOFF_MS;
   const clean = new Map<number, boolean>();
@@ -35,6 +40,7 @@ export function runPrimary({ workers, logger }: PrimaryOptions): void {
   const listening = new Set<number>();
   const fork = (): void => {
     const worker = cluster.fork();
+    onFork?.(worker);
     const started = Date.now();
     worker.once('listening', () => {
       listening.add(worker.id);
@@ -59,8 +65,12 @@ export function runPrimary({ workers, logger }: PrimaryOptions): void {
   };
   const finish = (): void => {
     const ok = [...clean.values()].every(Boolean);
-    logger.info({ workersClean: ok }, 'stopped');
-    process.exit(ok ? 0 : 1);
+    void (onStopped?.() ?? Promise.resolve())
+      .catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'primary cleanup failed'))
+      .finally(() => {
+        logger.info({ workersClean: ok }, 'stopped');
+        process.exit(ok ? 0 : 1);
+      });
   };
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;

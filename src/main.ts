@@ -5,6 +5,7 @@ import { createLogger } from './logger.js';
 import { openDatabase } from './db/database.js';
 import { createGateway } from './server.js';
 import { runPrimary } from './cluster.js';
+import { OutboxPrimary } from './events/cluster-outbox.js';
 import { assertSupportedNode } from './runtime.js';
 
 /**
@@ -36,7 +37,10 @@ async function main(): Promise<void> {
   if (cluster.isPrimary && config.webConcurrency > 1) {
     const migrated = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1, logger });
     await migrated.close();
-    runPrimary({ workers: config.webConcurrency, logger });
+    // One outbox reader for the whole instance: the primary reads and hands each worker its rows.
+    const outbox = new OutboxPrimary({ url: migrated.url, log: logger, pollIntervalMs: config.outboxPollIntervalMs });
+    await outbox.start();
+    runPrimary({ workers: config.webConcurrency, logger, onFork: (worker) => outbox.attach(worker), onStopped: () => outbox.close() });
     return;
   }
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax, logger });
