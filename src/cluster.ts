@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import { aggregateWorkerMetrics } from './observability/cluster-metrics.js';
 
 /** First restart delay of a worker that died; doubled per quick death, up to MAX_BACKOFF_MS. */
@@ -13,15 +14,22 @@ const DRAIN_MS = 15_000;
 export interface PrimaryOptions {
   workers: number;
   logger: Logger;
+  /** Called with each worker forked (the primary's outbox reader listens to it). */
+  onFork?: (worker: Worker) => void;
+  /** Called once every worker has exited after SIGTERM/SIGINT, before the primary exits. */
+  onStopped?: () => Promise<void>;
+  /** The primary's own metrics, summed with the workers' into every scrape of /metrics. */
+  metrics?: Registry;
 }
 
 /**
  * The primary of `npm start` with more than one worker (node:cluster): forks the workers (each a
- * whole gateway on the shared port; the primary hands out connections), restarts one that dies
+ * whole gateway on the shared port; the primary hands out connections and reads the outbox for
+ * all of them, see src/events/cluster-outbox.ts), restarts one that dies
  * unexpectedly (with backoff), and on SIGTERM/SIGINT passes the signal on to every worker and
  * exits 0 once all of them have drained and exited cleanly (1 if one did not).
  */
-export function runPrimary({ workers, logger }: PrimaryOptions): void {
+export function runPrimary({ workers, logger, onFork, onStopped, metrics }: PrimaryOptions): void {
   let stopping = false;
   let backoff = FIRST_BACKOFF_MS;
   const clean = new Map<number, boolean>();
@@ -36,6 +44,7 @@ export function runPrimary({ workers, logger }: PrimaryOptions): void {
   const listening = new Set<number>();
   const fork = (): void => {
     const worker = cluster.fork();
+    onFork?.(worker);
     const started = Date.now();
     worker.once('listening', () => {
       listening.add(worker.id);
@@ -60,8 +69,12 @@ export function runPrimary({ workers, logger }: PrimaryOptions): void {
   };
   const finish = (): void => {
     const ok = [...clean.values()].every(Boolean);
-    logger.info({ workersClean: ok }, 'stopped');
-    process.exit(ok ? 0 : 1);
+    void (onStopped?.() ?? Promise.resolve())
+      .catch((err: unknown) => logger.warn({ err: { message: (err as Error).message } }, 'primary cleanup failed'))
+      .finally(() => {
+        logger.info({ workersClean: ok }, 'stopped');
+        process.exit(ok ? 0 : 1);
+      });
   };
   const stop = (signal: NodeJS.Signals): void => {
     if (stopping) return;
@@ -81,7 +94,7 @@ export function runPrimary({ workers, logger }: PrimaryOptions): void {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   // A scrape of /metrics reaches one worker; it asks here for the sum over the listening workers.
-  aggregateWorkerMetrics(() => [...listening].flatMap((id) => cluster.workers?.[id] ?? []));
+  aggregateWorkerMetrics(() => [...listening].flatMap((id) => cluster.workers?.[id] ?? []), metrics);
   startNext();
   logger.info({ workers }, 'primary started its workers');
 }

@@ -65,6 +65,9 @@ const schema = z.object({
   WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce.number().int().min(1).default(3 * 86_400),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  IDEMPOTENCY_RETENTION_HOURS: z.coerce.number().int().min(24).max(876_000).default(24),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   SANDBOX_TEST_WALLETS: z.enum(['true', 'false']).default('true'),
   SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
@@ -116,6 +119,15 @@ export interface Config {
   readonly webhookPollIntervalMs: number;
   /** Timeout of one webhook POST. */
   readonly webhookTimeoutMs: number;
+  /**
+   * Retention (src/maintenance.ts): events older than this are deleted, except each payment
+   * request's latest event and events with deliveries still kept.
+   */
+  readonly eventRetentionDays: number;
+  /** Finished (DELIVERED/FAILED) webhook deliveries and their attempts are deleted after this many days; pending ones never. */
+  readonly webhookDeliveryRetentionDays: number;
+  /** Idempotency records are deleted after this many hours (at least 24: a key answers as used for 24 hours, SPEC §10). */
+  readonly idempotencyRetentionHours: number;
   /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
   /** Development only: whether the scripted test wallets (src/sandbox) exist and answer; never in production. */
@@ -207,6 +219,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookDisableAfterSeconds: c.WEBHOOK_DISABLE_AFTER_SECONDS,
     webhookPollIntervalMs: c.WEBHOOK_POLL_INTERVAL_MS,
     webhookTimeoutMs: c.WEBHOOK_TIMEOUT_MS,
+    eventRetentionDays: c.EVENT_RETENTION_DAYS,
+    webhookDeliveryRetentionDays: c.WEBHOOK_DELIVERY_RETENTION_DAYS,
+    idempotencyRetentionHours: c.IDEMPOTENCY_RETENTION_HOURS,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
   });

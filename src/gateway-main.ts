@@ -5,6 +5,9 @@ import { createLogger, defaultLogFormat } from './logger.js';
 import { openDatabase } from './db/database.js';
 import { createGateway } from './server.js';
 import { runPrimary } from './cluster.js';
+import { OutboxPrimary } from './events/cluster-outbox.js';
+import { OutboxLag } from './observability/outbox-lag.js';
+import { primaryMetrics } from './observability/metrics.js';
 import { shutdownTracing, tracing } from './observability/tracing.js';
 
 /**
@@ -37,7 +40,18 @@ async function main(): Promise<void> {
   if (cluster.isPrimary && config.webConcurrency > 1) {
     const migrated = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1, logger });
     await migrated.close();
-    runPrimary({ workers: config.webConcurrency, logger });
+    // One outbox reader for the whole instance: the primary reads and hands each worker its rows.
+    const lag = new OutboxLag();
+    const outbox = new OutboxPrimary({ url: migrated.url, log: logger, pollIntervalMs: config.outboxPollIntervalMs, onRead: (rows) => lag.read(rows) });
+    await outbox.start();
+    runPrimary({
+      workers: config.webConcurrency,
+      logger,
+      onFork: (worker) => outbox.attach(worker),
+      onStopped: () => outbox.close(),
+      // Summed into every scrape of /metrics with the workers' own.
+      metrics: primaryMetrics(() => lag.seconds),
+    });
     return;
   }
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax, logger });

@@ -1,13 +1,35 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 
-/** How long an Idempotency-Key is remembered (SPEC §10). */
+/** How long an Idempotency-Key answers as used (SPEC §10); its record may be kept longer (IDEMPOTENCY_RETENTION_HOURS). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
+
+/** Rows one statement deletes at most: a pass stays short however much is due; the next pass goes on. */
+const RETENTION_BATCH = 5000;
+
+/** How long each kind of record is kept (config.ts; the README's "Retention"). */
+export interface Retention {
+  eventRetentionDays: number;
+  webhookDeliveryRetentionDays: number;
+  idempotencyRetentionHours: number;
+}
+
+/** What one pass removed. */
+export interface MaintenanceResult {
+  idempotencyKeys: number;
+  rateLimits: number;
+  events: number;
+  webhookDeliveries: number;
+  webhookAttempts: number;
+}
 
 /**
  * Periodic housekeeping shared by all instances (each statement is idempotent, so several
- * instances running it is harmless): forgets idempotency records after 24 h and drops expired
- * rate-limit counters.
+ * instances running it is harmless): retention of idempotency records, webhook deliveries (with
+ * their attempts) and events, and expired rate-limit counters. Retention deletes in batches by
+ * age through BRIN/btree indexes on the creation time. Kept whatever their age: pending webhook
+ * deliveries, the events they deliver, each payment request's latest event (its `sequence` goes
+ * on from there), and the audit log (never deleted).
  */
 export class Maintenance {
   private timer: NodeJS.Timeout | undefined;
@@ -16,6 +38,7 @@ export class Maintenance {
   constructor(
     private readonly forkEm: () => EntityManager,
     private readonly log: Logger,
+    private readonly retention: Retention,
     private readonly intervalMs = 60_000,
   ) {}
 
@@ -30,18 +53,43 @@ export class Maintenance {
   }
 
   /** One pass; returns what was removed. */
-  async run(): Promise<{ idempotencyKeys: number; rateLimits: number }> {
+  async run(): Promise<MaintenanceResult> {
     const em = this.forkEm();
-    const keys = await em.execute<Array<{ n: number }>>(
-      `with gone as (delete from idempotency_keys where created_at < now() - make_interval(hours => ?) returning 1)
-       select count(*)::int as n from gone`,
-      [IDEMPOTENCY_TTL_HOURS],
+    const count = async (sql: string, params: unknown[]): Promise<number> =>
+      (await em.execute<Array<{ n: number }>>(`with gone as (${sql} returning 1) select count(*)::int as n from gone`, params))[0]?.n ?? 0;
+    const idempotencyKeys = await count(
+      `delete from idempotency_keys where ctid in (
+         select ctid from idempotency_keys where created_at < now() - make_interval(hours => ?) limit ${RETENTION_BATCH})`,
+      [this.retention.idempotencyRetentionHours],
     );
-    const limits = await em.execute<Array<{ n: number }>>(
-      `with gone as (delete from rate_limits where expire is not null and expire < ? returning 1) select count(*)::int as n from gone`,
-      [Date.now() - 60_000],
+    const rateLimits = await count(`delete from rate_limits where expire is not null and expire < ?`, [Date.now() - 60_000]);
+    // Finished deliveries past their retention, with their attempts, in one transaction.
+    const deliveries = await em.transactional(async (tem) => {
+      const old = await tem.execute<Array<{ id: string }>>(
+        `select id from webhook_deliveries
+          where created_at < now() - make_interval(days => ?) and status <> 'PENDING'
+          limit ${RETENTION_BATCH} for update skip locked`,
+        [this.retention.webhookDeliveryRetentionDays],
+      );
+      if (old.length === 0) return { deliveries: 0, attempts: 0 };
+      const ids = old.map((r) => r.id);
+      const attempts = await tem.execute<Array<{ n: number }>>(
+        `with gone as (delete from webhook_attempts where delivery_id = any(array[?]::bigint[]) returning 1) select count(*)::int as n from gone`,
+        [ids],
+      );
+      await tem.execute(`delete from webhook_deliveries where id = any(array[?]::bigint[])`, [ids]);
+      return { deliveries: ids.length, attempts: attempts[0]?.n ?? 0 };
+    });
+    const events = await count(
+      `delete from events where ctid in (
+         select e.ctid from events e
+          where e.created_at < now() - make_interval(days => ?)
+            and exists (select 1 from events later where later.payment_request_id = e.payment_request_id and later.sequence > e.sequence)
+            and not exists (select 1 from webhook_deliveries d where d.event_id = e.id)
+          limit ${RETENTION_BATCH})`,
+      [this.retention.eventRetentionDays],
     );
-    return { idempotencyKeys: keys[0]?.n ?? 0, rateLimits: limits[0]?.n ?? 0 };
+    return { idempotencyKeys, rateLimits, events, webhookDeliveries: deliveries.deliveries, webhookAttempts: deliveries.attempts };
   }
 
   async stop(): Promise<void> {

@@ -60,7 +60,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const sweeper = new ExpirySweeper(services.payments, services.forkEm, config.expirySweepIntervalMs, logger);
   sweeper.start();
   services.deliveries.start();
-  const maintenance = new Maintenance(services.forkEm, logger);
+  const maintenance = new Maintenance(services.forkEm, logger, config);
   maintenance.start();
   const ledgerChecks = new LedgerCheckSchedule(services.forkEm, config.ledgerCheckIntervalSeconds, logger);
   ledgerChecks.start();

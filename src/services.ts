@@ -8,14 +8,18 @@ import { PaymentRequestService } from './payment-requests/payment-request.servic
 import { AccountService } from './accounts/account.service.js';
 import { TransactionService } from './transactions/transaction.service.js';
 import { DeveloperService } from './developers/developer.service.js';
-import { EventHub } from './events/event-hub.js';
+import cluster from 'node:cluster';
+import { EventHub, LocalFeed, type OutboxFeed } from './events/event-hub.js';
 import { InProcessSource, PgListenSource } from './events/event-source.js';
+import { ClusterFeed } from './events/cluster-outbox.js';
+import { preparedRead } from './db/prepared.js';
 import { RateLimits } from './rate-limit.js';
 import { EventService } from './events/event.service.js';
 import { SecretBox } from './webhooks/secret-box.js';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint.service.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { Metrics } from './observability/metrics.js';
+import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
 
@@ -51,17 +55,27 @@ export interface Services {
 /** Builds the services; nothing is started here (see `events.start()`). */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
   const forkEm = (): EntityManager => db.orm.em.fork();
-  // NOTIFY does not cross connections of the embedded PostgreSQL: there, one process owns the
-  // database and its commit hooks wake every reader.
-  const source = db.embedded ? new InProcessSource() : new PgListenSource(db.url, logger);
-  // The gauges read the hub at scrape time, the hub reports each delivery's lag to the histogram.
+  // One outbox reader per instance: a cluster worker is fed by its primary (src/events/cluster-outbox.ts,
+  // which reports the reader's lag itself); a lone process reads itself. NOTIFY does not cross
+  // connections of the embedded PostgreSQL: there, one process owns the database and its own
+  // commits wake its reader.
+  const lag = cluster.isWorker ? undefined : new OutboxLag();
+  const feed: OutboxFeed = cluster.isWorker
+    ? new ClusterFeed()
+    : new LocalFeed(
+        (name, text, values) => preparedRead(forkEm(), name, text, values),
+        db.embedded ? new InProcessSource() : new PgListenSource(db.url, logger),
+        logger,
+        config.outboxPollIntervalMs,
+        (rows) => lag?.read(rows),
+      );
+  // The gauges read the hub and the reader at scrape time, the hub reports each delivery's lag to the histogram.
   const metrics: Metrics = new Metrics({
     subscriptions: () => events.stats.subscriptions,
-    outboxLagSeconds: () => events.readerLagSeconds,
+    ...(lag ? { outboxLagSeconds: () => lag.seconds } : {}),
     database: forkEm,
   });
-  const events = new EventHub(source, db.orm, logger, {
-    pollIntervalMs: config.outboxPollIntervalMs,
+  const events = new EventHub(feed, db.orm, logger, {
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
   });
   const keys = new SecretKeyVerifier(config, forkEm, logger);

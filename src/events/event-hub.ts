@@ -2,96 +2,133 @@ import { setMaxListeners } from 'node:events';
 import { createPubSub } from '@graphql-yoga/subscription';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
-import type { PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
-import { CommitWakeup, type Wake, type WakeupSource } from './event-source.js';
-import type { EventType, JsonBody } from './events.js';
-import { OutboxReader, type OutboxRow } from './outbox-reader.js';
+import type { PaymentRequestView } from '../payment-requests/payment-request.types.js';
+import { subscriberViewOf, walletTopicOf, type EventPayload, type EventType, type WalletEventType } from './events.js';
+import { OutboxCommits, OutboxReader, type CommittedEvents, type OutboxQuery, type OutboxRow } from './outbox.js';
+import type { Wake, WakeupSource } from './event-source.js';
 
-/** The wallet app's subscription topics. */
-export type WalletEventType = 'paymentRequested' | 'paymentRequestUpdated';
+export type { WalletEventType } from './events.js';
 
 type Topics = Record<WalletEventType, [userId: string, payload: PaymentRequestView]>;
 
-/** Which subscription an outbox event feeds (refunds are not sent to the app). */
-export function walletTopicOf(type: EventType): WalletEventType | undefined {
-  switch (type) {
-    case 'payment_request.created':
-      return 'paymentRequested';
-    case 'payment_request.approved':
-    case 'payment_request.rejected':
-    case 'payment_request.cancelled':
-    case 'payment_request.expired':
-      return 'paymentRequestUpdated';
-    case 'transaction.refunded':
-      return undefined;
-    default: {
-      const never: never = type;
-      throw new Error(`unknown event type ${String(never)}`);
-    }
+/** What the hub hears from its feed: outbox rows for its users, and wake-ups for the webhook workers. */
+export interface FeedHandlers {
+  rows(rows: OutboxRow[]): void;
+  deliveries(): void;
+}
+
+/**
+ * Where a process's subscribers get the outbox from: its own reader (one process per instance),
+ * or the cluster's primary, which reads for all its workers (cluster-outbox.ts).
+ */
+export interface OutboxFeed {
+  start(handlers: FeedHandlers): Promise<void>;
+  /** This process committed events (and queued webhook deliveries): read soon, hint the other instances. */
+  committed(deliveries: boolean): void;
+  /** Resolves once the events of `userId` committed from now on will be passed to `rows`. */
+  watch(userId: string): Promise<void>;
+  /** No subscriber of `userId` is left here. */
+  unwatch(userId: string): void;
+  /** Whether wake-ups from other instances arrive (polling works regardless). */
+  readonly healthy: boolean;
+  close(): Promise<void>;
+}
+
+/** The feed of a process that reads the outbox itself: its OutboxReader, woken by its commits and the instance's hints. */
+export class LocalFeed implements OutboxFeed {
+  private readonly users = new Set<string>();
+  private readonly reader: OutboxReader;
+  private handlers: FeedHandlers | undefined;
+
+  constructor(
+    query: OutboxQuery,
+    private readonly source: WakeupSource,
+    log: Logger,
+    pollIntervalMs: number,
+    onRead?: (rows: number) => void,
+  ) {
+    this.reader = new OutboxReader(
+      query,
+      log,
+      pollIntervalMs,
+      (userId) => this.users.has(userId),
+      () => this.users.size > 0,
+      (rows) => this.handlers?.rows(rows),
+      onRead,
+    );
+  }
+
+  async start(handlers: FeedHandlers): Promise<void> {
+    this.handlers = handlers;
+    this.reader.start();
+    await this.source.start((wake: Wake) => {
+      this.reader.wake();
+      if (wake.deliveries) handlers.deliveries();
+    });
+  }
+
+  committed(deliveries: boolean): void {
+    this.reader.wake();
+    this.source.hint(deliveries);
+  }
+
+  watch(userId: string): Promise<void> {
+    this.users.add(userId);
+    return this.reader.attach();
+  }
+
+  unwatch(userId: string): void {
+    this.users.delete(userId);
+  }
+
+  get healthy(): boolean {
+    return this.source.healthy;
+  }
+
+  async close(): Promise<void> {
+    await this.reader.stop();
+    await this.source.close();
   }
 }
 
-/** The view a subscriber receives, rebuilt from the event's PaymentRequestStatus body (the state the event describes). */
-function viewOf(body: JsonBody): PaymentRequestView {
-  const b = body as Record<string, unknown>;
-  return Object.assign(new PaymentRequestView(), {
-    id: b.id as string,
-    status: b.status as PaymentRequestStatus,
-    amount: b.amount as number,
-    currency: b.currency as string,
-    description: b.description as string,
-    merchantName: b.merchantName as string,
-    createdAt: new Date(b.createdAt as string),
-    expiresAt: new Date(b.expiresAt as string),
-    updatedAt: new Date(b.updatedAt as string),
-    transactionId: (b.transactionId as string | null) ?? null,
-    reference: (b.reference as string | null) ?? null,
-    metadata: (b.metadata as Record<string, string> | null) ?? null,
-  });
-}
-
 export interface EventHubOptions {
-  /** How often the outbox is read when no wake-up came (covers a lost hint). */
-  pollIntervalMs: number;
   /** Called with the commit → delivery lag (seconds) of each delivered event. */
   onDelivered?: (lagSeconds: number) => void;
 }
 
+/** How many payment requests the hub remembers the last delivered event of (for the in-order hand-off at commit). */
+const REMEMBERED_REQUESTS = 20_000;
+
 /**
- * One instance's fan-out of the outbox to its WebSocket subscribers. Rows come from the
- * OutboxReader (woken after local commits, by NOTIFY hints from other instances, and by a
- * short poll); every local subscriber of the row's user receives it. Topics are keyed by the
- * user id taken from the authenticated context, never from arguments. Other outbox readers of
- * this instance (the webhook worker) register with `onWake` for the wake-ups of commits that queued deliveries.
+ * One process's fan-out of the outbox to its WebSocket subscribers. Topics are keyed by the user
+ * id taken from the authenticated context, never from arguments.
+ *
+ * An event reaches a subscriber by one of two paths, never both: the process that committed it
+ * hands it over at once (no database read), when the request's previous event was handed over
+ * here too (so per-request order holds); otherwise the feed brings it (outbox.ts, read once per
+ * instance). A row the feed brings that was already handed over is dropped.
  */
 export class EventHub {
   private readonly pubsub = createPubSub<Topics>({ eventTarget: EventHub.target() });
   private readonly perUser = new Map<string, number>();
+  /** Per user, the registration with the feed (resolved once the feed covers the user). */
+  private readonly watching = new Map<string, Promise<void>>();
   private readonly wakeListeners = new Set<() => void>();
-  private readonly reader: OutboxReader;
-  private readonly commitWakeup: CommitWakeup;
-  /** Open subscriptions on this instance (the metrics gauge reads it). */
-  readonly stats = { subscriptions: 0 };
+  /** Per payment request, the sequence of the last event delivered here (by either path). */
+  private readonly lastSequence = new Map<string, number>();
+  /** Events handed over at commit whose row the feed has not brought yet: event id → user id. */
+  private readonly handed = new Map<string, string>();
+  private readonly commits: OutboxCommits;
+  /** Open subscriptions on this process, counted once the feed covers them (the metrics gauge reads it). */
+  readonly stats = { subscriptions: 0, handedAtCommit: 0, fromFeed: 0 };
 
   constructor(
-    private readonly source: WakeupSource,
-    orm: MikroORM,
+    private readonly feed: OutboxFeed,
+    private readonly orm: MikroORM,
     private readonly log: Logger,
-    private readonly options: EventHubOptions,
+    private readonly options: EventHubOptions = {},
   ) {
-    this.reader = new OutboxReader(
-      () => orm.em.fork(),
-      log,
-      options.pollIntervalMs,
-      (userId) => this.perUser.has(userId),
-      () => this.perUser.size > 0,
-      (rows) => this.dispatch(rows),
-    );
-    this.commitWakeup = new CommitWakeup(orm, (wake) => {
-      this.wakeLocal(wake);
-      this.source.hint(wake.deliveries);
-    });
+    this.commits = new OutboxCommits((committed) => this.onCommit(committed));
   }
 
   /**
@@ -106,9 +143,11 @@ export class EventHub {
   }
 
   async start(): Promise<void> {
-    await this.reader.start();
-    this.commitWakeup.register();
-    await this.source.start((wake) => this.wakeLocal(wake));
+    this.orm.em.getEventManager().registerSubscriber(this.commits);
+    await this.feed.start({
+      rows: (rows) => this.fromFeed(rows),
+      deliveries: () => this.wakeDeliveries(),
+    });
   }
 
   /**
@@ -120,34 +159,54 @@ export class EventHub {
     return () => this.wakeListeners.delete(listener);
   }
 
-  private wakeLocal(wake: Wake): void {
-    this.reader.wake();
-    if (wake.deliveries) for (const listener of this.wakeListeners) listener();
-  }
-
-  /** Seconds since this instance's outbox reader last read everything settled (its lag, for /metrics). */
-  get readerLagSeconds(): number {
-    return Math.max(0, Date.now() - this.reader.caughtUpAt) / 1000;
+  private wakeDeliveries(): void {
+    for (const listener of this.wakeListeners) listener();
   }
 
   /** Whether wake-ups from other instances arrive (the LISTEN connection is up); polling works regardless. */
   get healthy(): boolean {
-    return this.source.healthy;
+    return this.feed.healthy;
   }
 
   /** An async iterator of one user's payment requests for one topic; ends when the client unsubscribes. */
   subscribe(type: WalletEventType, userId: string): AsyncIterableIterator<PaymentRequestView> {
     const inner = this.pubsub.subscribe(type, userId)[Symbol.asyncIterator]();
     this.perUser.set(userId, (this.perUser.get(userId) ?? 0) + 1);
-    this.stats.subscriptions++;
     let released = false;
+    let counted = false;
+    let watch = this.watching.get(userId);
+    if (!watch) {
+      watch = this.feed.watch(userId);
+      this.watching.set(userId, watch);
+    }
+    watch.then(
+      () => {
+        if (released) return;
+        counted = true;
+        this.stats.subscriptions++;
+      },
+      (err: unknown) => {
+        // The feed could not start reading (database down): the poll retries; count it anyway.
+        this.log.warn({ err: { message: (err as Error).message } }, 'subscription registration with the outbox feed failed');
+        if (this.watching.get(userId) === watch) this.watching.delete(userId);
+        if (released) return;
+        counted = true;
+        this.stats.subscriptions++;
+      },
+    );
     const release = (): void => {
       if (released) return;
       released = true;
-      this.stats.subscriptions--;
+      if (counted) this.stats.subscriptions--;
       const left = (this.perUser.get(userId) ?? 1) - 1;
-      if (left <= 0) this.perUser.delete(userId);
-      else this.perUser.set(userId, left);
+      if (left > 0) {
+        this.perUser.set(userId, left);
+        return;
+      }
+      this.perUser.delete(userId);
+      this.watching.delete(userId);
+      this.feed.unwatch(userId);
+      for (const [eventId, owner] of this.handed) if (owner === userId) this.handed.delete(eventId);
     };
     const iterator: AsyncIterableIterator<PaymentRequestView> = {
       [Symbol.asyncIterator]: () => iterator,
@@ -170,22 +229,63 @@ export class EventHub {
     return iterator;
   }
 
-  private dispatch(rows: OutboxRow[]): void {
-    for (const row of rows) {
-      const topic = walletTopicOf(row.type);
-      if (!topic || !this.perUser.has(row.userId)) continue;
-      try {
-        this.pubsub.publish(topic, row.userId, viewOf(row.payload.data.paymentRequest));
-        this.options.onDelivered?.(Math.max(0, Date.now() - Date.parse(row.payload.createdAt)) / 1000);
-      } catch (err) {
-        this.log.error({ err: { message: (err as Error).message }, eventId: row.payload.id }, 'event dispatch failed');
+  /** After this process committed events: hand them to its own subscribers where order allows, then tell the feed. */
+  private onCommit(committed: CommittedEvents): void {
+    for (const e of committed.events) {
+      if (e.userId === undefined || !this.perUser.has(e.userId)) continue;
+      if ((this.lastSequence.get(e.paymentRequestId) ?? 0) !== e.sequence - 1) continue; // an earlier one is still to come: the feed brings it in order
+      if (this.publish(e.type, e.userId, e.payload, e.paymentRequestId, e.sequence)) {
+        this.handed.set(e.id, e.userId);
+        this.stats.handedAtCommit++;
       }
+    }
+    this.feed.committed(committed.deliveries);
+    if (committed.deliveries) this.wakeDeliveries();
+  }
+
+  private fromFeed(rows: OutboxRow[]): void {
+    for (const row of rows) {
+      if (this.handed.delete(row.id)) continue;
+      if (!this.perUser.has(row.userId)) continue;
+      if ((this.lastSequence.get(row.paymentRequestId) ?? 0) >= row.sequence) continue;
+      if (!walletTopicOf(row.type)) continue;
+      let payload: EventPayload;
+      try {
+        payload = JSON.parse(row.payload) as EventPayload;
+      } catch (err) {
+        this.log.error({ err: { message: (err as Error).message }, eventId: row.id }, 'event payload unreadable');
+        continue;
+      }
+      if (this.publish(row.type, row.userId, payload, row.paymentRequestId, row.sequence)) this.stats.fromFeed++;
+    }
+  }
+
+  /** Publishes one event to its user's topic; true when it went out. */
+  private publish(type: EventType, userId: string, payload: EventPayload, paymentRequestId: string, sequence: number): boolean {
+    const topic = walletTopicOf(type);
+    if (!topic) return false;
+    try {
+      this.pubsub.publish(topic, userId, subscriberViewOf(payload));
+      this.remember(paymentRequestId, sequence);
+      this.options.onDelivered?.(Math.max(0, Date.now() - Date.parse(payload.createdAt)) / 1000);
+      return true;
+    } catch (err) {
+      this.log.error({ err: { message: (err as Error).message }, eventId: payload.id }, 'event dispatch failed');
+      return false;
+    }
+  }
+
+  private remember(paymentRequestId: string, sequence: number): void {
+    this.lastSequence.delete(paymentRequestId);
+    this.lastSequence.set(paymentRequestId, sequence);
+    if (this.lastSequence.size > REMEMBERED_REQUESTS) {
+      const oldest = this.lastSequence.keys().next().value;
+      if (oldest !== undefined) this.lastSequence.delete(oldest);
     }
   }
 
   async close(): Promise<void> {
-    this.commitWakeup.unregister();
-    await this.reader.stop();
-    await this.source.close();
+    this.orm.em.getEventManager().getSubscribers().delete(this.commits);
+    await this.feed.close();
   }
 }

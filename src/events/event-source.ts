@@ -1,8 +1,12 @@
 import pg from 'pg';
-import type { MikroORM } from '@mikro-orm/postgresql';
-import type { EventSubscriber, TransactionEventArgs } from '@mikro-orm/core';
 import type { Logger } from 'pino';
-import { EVENTS_CHANNEL, transactionQueuedDeliveries, transactionWroteEvents } from './events.js';
+import { detachedFromTrace } from '../observability/tracing.js';
+
+/** The PostgreSQL channel on which commits that wrote events are hinted to every gateway instance. */
+export const EVENTS_CHANNEL = 'wallet_gateway_events';
+
+/** At most one NOTIFY per instance per this many milliseconds: commits meanwhile share it. */
+export const HINT_DEBOUNCE_MS = 5;
 
 /** What a wake-up says: the outbox may have new rows, and (`deliveries`) webhook deliveries may be queued. */
 export interface Wake {
@@ -32,8 +36,11 @@ export const LISTENER_APPLICATION_NAME = 'wallet-gateway-events';
 /**
  * LISTENs on a dedicated connection (outside the pool) and sends hints on it with NOTIFY, outside
  * any business transaction (a NOTIFY inside one would serialise the commits of every notifying
- * transaction). Hints are coalesced: at most one NOTIFY is in flight, and hints meanwhile cause
- * exactly one more. The connection re-establishes itself with backoff after the database restarts.
+ * transaction). Hints are debounced: the first hint after a quiet spell is sent `debounceMs`
+ * later, and every hint until then (or while one is in flight) shares it, so an instance sends at
+ * most one NOTIFY per `debounceMs` however many payments commit. A hint from this instance's own
+ * connection is ignored (its commits already woke it). Readers never depend on a hint: they poll.
+ * The connection re-establishes itself with backoff after the database restarts.
  */
 export class PgListenSource implements WakeupSource {
   private client: pg.Client | undefined;
@@ -42,13 +49,17 @@ export class PgListenSource implements WakeupSource {
   private attempt = 0;
   private onWake: ((wake: Wake) => void) | undefined;
   private sending = false;
-  /** A hint asked for while one was in flight (true: one that queued deliveries), sent next. */
+  private hintTimer: NodeJS.Timeout | undefined;
+  /** A hint waiting to be sent (true: one of its commits queued deliveries). */
   private pendingHint: boolean | undefined;
+  /** NOTIFYs sent (tests and the README's measurements read it). */
+  readonly stats = { notifies: 0 };
   healthy = false;
 
   constructor(
     private readonly url: string,
     private readonly log: Logger,
+    private readonly debounceMs = HINT_DEBOUNCE_MS,
   ) {}
 
   async start(onWake: (wake: Wake) => void): Promise<void> {
@@ -57,21 +68,31 @@ export class PgListenSource implements WakeupSource {
   }
 
   hint(deliveries: boolean): void {
-    if (this.sending) {
-      this.pendingHint = (this.pendingHint ?? false) || deliveries;
-      return;
-    }
+    this.pendingHint = (this.pendingHint ?? false) || deliveries;
+    this.scheduleHint();
+  }
+
+  private scheduleHint(): void {
+    if (this.hintTimer || this.sending || this.closed) return;
+    // One hint for the commits of many requests: not part of the trace of the one that scheduled it.
+    this.hintTimer = setTimeout(() => detachedFromTrace(() => this.sendHint()), this.debounceMs);
+    this.hintTimer.unref();
+  }
+
+  private sendHint(): void {
+    this.hintTimer = undefined;
+    const deliveries = this.pendingHint;
     const client = this.client;
-    if (!client) return;
+    if (deliveries === undefined || !client) return; // no connection: the other instances' polls cover it
+    this.pendingHint = undefined;
     this.sending = true;
+    this.stats.notifies++;
     client
       .query(`select pg_notify('${EVENTS_CHANNEL}', '${deliveries ? DELIVERIES_PAYLOAD : ''}')`)
       .catch(() => undefined)
       .finally(() => {
         this.sending = false;
-        const pending = this.pendingHint;
-        this.pendingHint = undefined;
-        if (pending !== undefined) this.hint(pending);
+        if (this.pendingHint !== undefined) this.scheduleHint();
       });
   }
 
@@ -84,7 +105,8 @@ export class PgListenSource implements WakeupSource {
       application_name: LISTENER_APPLICATION_NAME,
     });
     client.on('notification', (msg) => {
-      if (msg.channel === EVENTS_CHANNEL) this.onWake?.({ deliveries: msg.payload === DELIVERIES_PAYLOAD });
+      const own = msg.processId === (client as unknown as { processID?: number }).processID;
+      if (msg.channel === EVENTS_CHANNEL && !own) this.onWake?.({ deliveries: msg.payload === DELIVERIES_PAYLOAD });
     });
     const lost = (err?: Error): void => {
       if (this.client !== client) return;
@@ -128,6 +150,7 @@ export class PgListenSource implements WakeupSource {
     this.closed = true;
     this.healthy = false;
     if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (this.hintTimer) clearTimeout(this.hintTimer);
     const client = this.client;
     this.client = undefined;
     await client?.end().catch(() => undefined);
@@ -136,7 +159,7 @@ export class PgListenSource implements WakeupSource {
 
 /**
  * For the embedded PostgreSQL, where NOTIFY does not reach another connection: one process owns
- * the database, and every reader in it is woken by its own commit hook (`CommitWakeup`).
+ * the database, and its reader is woken by its own commits (event-hub.ts).
  */
 export class InProcessSource implements WakeupSource {
   healthy = true;
@@ -144,29 +167,5 @@ export class InProcessSource implements WakeupSource {
   hint(): void {}
   async close(): Promise<void> {
     this.healthy = false;
-  }
-}
-
-/**
- * Wakes this instance's outbox readers (and hints the other instances) right after a commit that
- * wrote events, so delivery does not wait for the next poll.
- */
-export class CommitWakeup implements EventSubscriber {
-  constructor(
-    private readonly orm: MikroORM,
-    private readonly onCommit: (wake: Wake) => void,
-  ) {}
-
-  register(): void {
-    this.orm.em.getEventManager().registerSubscriber(this);
-  }
-
-  afterTransactionCommit(args: TransactionEventArgs): void {
-    const trx = args.transaction as object | undefined;
-    if (trx && transactionWroteEvents(trx)) this.onCommit({ deliveries: transactionQueuedDeliveries(trx) });
-  }
-
-  unregister(): void {
-    this.orm.em.getEventManager().getSubscribers().delete(this);
   }
 }

@@ -88,10 +88,11 @@ export function clusterMetrics(): Promise<string> {
 
 /**
  * In the primary: answers the workers' requests for the aggregate by collecting from `workers()`
- * (those that listen: a worker still starting has no registry to give). Fails the request when a
- * worker does not answer in time rather than answering with part of the cluster.
+ * (those that listen: a worker still starting has no registry to give), plus the primary's `own`
+ * metrics (its outbox reader's lag). Fails the request when a worker does not answer in time
+ * rather than answering with part of the cluster.
  */
-export function aggregateWorkerMetrics(workers: () => Worker[]): void {
+export function aggregateWorkerMetrics(workers: () => Worker[], own?: Registry): void {
   let collection = 0;
   cluster.on('message', (asking: Worker, message: Message) => {
     if (message?.type !== REQUEST) return;
@@ -99,6 +100,7 @@ export function aggregateWorkerMetrics(workers: () => Worker[]): void {
     const targets = workers().filter((w) => w.isConnected());
     const parts: object[] = [];
     let left = targets.length;
+    const primaryPart = own?.getMetricsAsJSON();
     let settled = false;
     const answer = (reply: { text?: string; error?: string }): void => {
       if (settled) return;
@@ -112,8 +114,8 @@ export function aggregateWorkerMetrics(workers: () => Worker[]): void {
       if (typeof part.error === 'string' || !Array.isArray(part.metrics)) return answer({ error: String(part.error ?? 'bad part') });
       parts.push(part.metrics);
       if (--left === 0) {
-        AggregatorRegistry.aggregate(parts)
-          .metrics()
+        Promise.resolve(primaryPart)
+          .then((mine) => AggregatorRegistry.aggregate(mine ? [...parts, mine] : parts).metrics())
           .then((text) => answer({ text }), (err: Error) => answer({ error: err.message }));
       }
     };

@@ -5,11 +5,31 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface MetricsSources {
   /** Open GraphQL subscriptions on this instance. */
   subscriptions: () => number;
-  /** Seconds since this instance's outbox reader last read everything settled. */
+  /** Seconds since this process's outbox reader last read everything committed (none in a cluster worker). */
   outboxLagSeconds?: () => number;
   /** A fresh EntityManager, for the gauges read from the database at scrape time. */
   database?: () => EntityManager;
   defaultMetrics?: boolean;
+}
+
+/** The outbox reader's lag, read at scrape time; summed over a cluster as the largest value. */
+export function outboxLagGauge(registry: Registry, seconds: () => number): Gauge {
+  return new Gauge({
+    name: 'outbox_reader_lag_seconds',
+    help: 'Seconds since the outbox reader last read everything committed (0 while idle is no lag; grows while it cannot read).',
+    registers: [registry],
+    aggregator: 'max',
+    collect() {
+      this.set(seconds());
+    },
+  });
+}
+
+/** The cluster primary's own metrics (it reads the outbox for its workers): the reader's lag. */
+export function primaryMetrics(outboxLagSeconds: () => number): Registry {
+  const registry = new Registry();
+  outboxLagGauge(registry, outboxLagSeconds);
+  return registry;
 }
 
 /** The database-derived figures of one scrape (one statement). */
@@ -109,15 +129,8 @@ export class Metrics {
         this.set(sources.subscriptions());
       },
     });
-    this.outboxLag = new Gauge({
-      name: 'outbox_reader_lag_seconds',
-      help: 'Seconds since the outbox reader last read every settled event (the largest over the workers).',
-      registers: [this.registry],
-      aggregator: 'max',
-      collect() {
-        this.set(sources.outboxLagSeconds?.() ?? 0);
-      },
-    });
+    // 0 in a cluster worker: the primary reads the outbox for the workers and reports the lag.
+    this.outboxLag = outboxLagGauge(this.registry, () => sources.outboxLagSeconds?.() ?? 0);
     if (sources.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 

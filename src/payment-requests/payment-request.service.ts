@@ -1,12 +1,12 @@
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { parseAmount } from '../money.js';
-import { writeEvent, writeEvents, type EventType } from '../events/events.js';
+import type { EventType } from '../events/events.js';
+import { firstEvent, firstEventSql, recordWritten, writeEvent, writeEvents } from '../events/outbox.js';
 import { parseMerchantFields } from './merchant-fields.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { Wallet } from '../accounts/wallet.entity.js';
 import { movePayment } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
 import { raw, type FilterQuery } from '@mikro-orm/core';
@@ -14,8 +14,8 @@ import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } 
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
-import { detachedEntity, preparedRead } from '../db/prepared.js';
-import { IdempotentCall, claimIdempotencyKey, completeIdempotencyRecord, type PendingClaim } from '../rest/idempotency.js';
+import { detachedEntity, preparedRead, runInTransaction, type TransactionQuery } from '../db/prepared.js';
+import { IdempotentCall, claimIdempotencyKey, claimInsertSql, completeRecordSql, type PendingClaim } from '../idempotency/records.js';
 import { PaymentRequestResponse } from './payment-request.types.js';
 
 /** Input of request-payment, as the GraphQL input type delivers it. */
@@ -72,6 +72,29 @@ export interface PaymentRequestSearchPage {
 }
 
 const STATUSES = Object.values(PaymentRequestStatus) as string[];
+
+/** The create without a claim: the transaction's timestamp and the wallet (no row: no such wallet). */
+const CREATE_START_SQL = `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId"
+  from (select) one left join wallets w on w.id = $1`;
+
+/** The create's claim (returns nothing when the key has a record) and the wallet, in one statement. */
+const CREATE_CLAIM_SQL = `with c as (${claimInsertSql({ developerId: '$1', key: '$2', fingerprint: '$3' })})
+select c.at, c.at + make_interval(secs => $5) as "expiresAt", w.currency, w.status, w.user_id as "userId"
+  from c left join wallets w on w.id = $4`;
+
+/** The request, its first event and the event's webhook deliveries; the values are computed by the create. */
+const CREATE_CTES = `pr as (
+       insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
+                                     status, created_at, expires_at, updated_at, idempotency_key, reference, metadata)
+       values ($1, $2, $3, $4::numeric, $5, $6, $7, 'PENDING', now(), now() + make_interval(secs => $8), now(), $9, $10, $11::jsonb)
+       returning id, developer_id),
+     ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}`;
+const CREATE_SQL = `with ${CREATE_CTES}
+select (select count(*) from queued)::int as deliveries`;
+/** The same, and the Idempotency-Key's record completed with the response. */
+const CREATE_KEYED_SQL = `with ${CREATE_CTES},
+     done as (${completeRecordSql({ developerId: '$2', key: '$15', status: '$16', body: '$17' })})
+select (select count(*) from queued)::int as deliveries`;
 
 /** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
 type Owner = { developerId: string } | { userId: string };
@@ -153,57 +176,99 @@ export class PaymentRequestService {
     const description = requireText(input.description, 'description', 255);
     const merchantName = requireText(input.merchantName, 'merchantName', 100);
     const { reference, metadata } = parseMerchantFields(input);
-    const created = await em.transactional(async (tem) => {
-      if (claim) {
-        const found = await claimIdempotencyKey(tem, developerId, claim.key, claim.fingerprint);
-        if (found.kind !== 'new') throw new IdempotentCall(found);
-      }
-      let rows: DecidedRow[];
+    const ttl = this.sandboxLifetimes.get(walletId) ?? this.config.paymentRequestTtlSeconds;
+    const created = await runInTransaction(em, async (q, trx) => {
+      // 1st statement: the claim (its transaction's now() is the request's timestamp) and the wallet.
+      const start = await this.claimAndWallet(q, developerId, walletId, ttl, claim);
+      if (!start.wallet) throw notFound('Wallet not found');
+      if (start.wallet.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
+      // Only read from here on (event, response, record): a detached entity with the row as the
+      // 2nd statement writes it (now() is the same throughout the transaction), mapped as the
+      // status read maps it.
+      const pr = detachedEntity(em, PaymentRequest, {
+        id: randomUUID(),
+        developer_id: developerId,
+        wallet_id: walletId,
+        amount,
+        currency: start.wallet.currency,
+        description,
+        merchant_name: merchantName,
+        status: PaymentRequestStatus.PENDING,
+        created_at: start.at,
+        expires_at: start.expiresAt,
+        updated_at: start.at,
+        transaction_id: null,
+        idempotency_key: idempotencyKey,
+        reference,
+        metadata,
+        overdue: false,
+      });
+      const event = firstEvent(pr, start.wallet.userId, pr.createdAt);
+      const values: unknown[] = [
+        pr.id,
+        developerId,
+        walletId,
+        amount,
+        pr.currency,
+        description,
+        merchantName,
+        ttl,
+        idempotencyKey,
+        reference,
+        metadata === null ? null : JSON.stringify(metadata),
+        event.id,
+        JSON.stringify(event.payload),
+        event.payload.createdAt,
+      ];
+      // 2nd statement: the request, its event (and webhook deliveries) and, with a claim, the
+      // Idempotency-Key's record. It commits with the request itself: a crash before this commit
+      // leaves no trace, one after it leaves the key answering with this request.
+      if (claim) values.push(claim.key, 200, JSON.stringify(PaymentRequestResponse.created(pr)));
+      let rows: Array<{ deliveries: number }>;
       try {
-        rows = await tem.execute(
-          `with w as (select id, currency, status, user_id from wallets where id = ?)
-           insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
-                                         status, created_at, expires_at, updated_at, idempotency_key, reference, metadata)
-           select ?, ?, w.id, ?::numeric, w.currency, ?, ?, 'PENDING', now(), now() + make_interval(secs => ?), now(), ?, ?, ?::jsonb
-             from w where w.status = 'ACTIVE'
-           returning *, (select user_id from w) as user_id`,
-          [
-            walletId,
-            randomUUID(),
-            developerId,
-            amount,
-            description,
-            merchantName,
-            this.sandboxLifetimes.get(walletId) ?? this.config.paymentRequestTtlSeconds,
-            idempotencyKey,
-            reference,
-            metadata === null ? null : JSON.stringify(metadata),
-          ],
-        );
+        rows = await q(claim ? 'payment_request_create_keyed' : 'payment_request_create', claim ? CREATE_KEYED_SQL : CREATE_SQL, values);
       } catch (err) {
-        if (err instanceof UniqueConstraintViolationException) {
+        if ((err as { code?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'payment_requests_idempotency_uq') {
           throw new AppError('CONFLICT', 'A payment request with this idempotency key already exists');
         }
         throw err;
       }
-      const row = rows[0];
-      if (!row) {
-        const wallet = await tem.findOne(Wallet, { id: walletId });
-        if (!wallet) throw notFound('Wallet not found');
-        throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
-      }
-      // Only read from here on (event, response, record): nothing for the commit's flush to track.
-      const pr = detachedEntity(tem, PaymentRequest, row);
-      await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
-      // The Idempotency-Key record (claimed above) commits with the request itself: a crash
-      // before this commit leaves no trace, one after it leaves the key answering with this request.
-      if (claim) {
-        await completeIdempotencyRecord(tem, developerId, claim.key, 200, JSON.parse(JSON.stringify(PaymentRequestResponse.created(pr))));
-      }
+      recordWritten(trx, [event], (rows[0]?.deliveries ?? 0) > 0);
       return pr;
     });
     this.observe('created');
     return created;
+  }
+
+  /**
+   * The create's first statement: the claim of its Idempotency-Key (if any) and the wallet's
+   * currency, status and owner, with the transaction's timestamp. A key already used throws
+   * IdempotentCall (the door answers from the record; nothing is written).
+   */
+  private async claimAndWallet(
+    q: TransactionQuery,
+    developerId: string,
+    walletId: string,
+    ttl: number,
+    claim: PendingClaim | undefined,
+  ): Promise<{ at: string; expiresAt: string; wallet: { currency: string; status: string; userId: string } | undefined }> {
+    type Row = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null };
+    const toResult = (row: Row) => ({
+      at: row.at,
+      expiresAt: row.expiresAt,
+      wallet: row.status === null ? undefined : { currency: row.currency!, status: row.status, userId: row.userId! },
+    });
+    if (!claim) {
+      const [row] = await q<Row>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl]);
+      return toResult(row!);
+    }
+    const [claimed] = await q<Row>('payment_request_create_claim', CREATE_CLAIM_SQL, [developerId, claim.key, claim.fingerprint, walletId, ttl]);
+    if (claimed) return toResult(claimed);
+    // The key has a record (or a lapsed one): the claim's slower path decides, then the wallet is read.
+    const found = await claimIdempotencyKey(q, developerId, claim.key, claim.fingerprint);
+    if (found.kind !== 'new') throw new IdempotentCall(found);
+    const [row] = await q<Row>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl]);
+    return toResult(row!);
   }
 
   /** A request of this developer's, or NOT_FOUND (also for anyone else's id). */
@@ -361,10 +426,13 @@ export class PaymentRequestService {
             set status = 'EXPIRED', updated_at = now()
            from due
           where pr.id = due.id
-         returning pr.*`,
+         returning pr.*, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`,
         [batch],
       );
-      await writeEvents(tem, rows.map((row) => ({ type: 'payment_request.expired', paymentRequest: tem.map(PaymentRequest, row) })));
+      await writeEvents(
+        tem,
+        rows.map((row) => ({ type: 'payment_request.expired', paymentRequest: tem.map(PaymentRequest, row), userId: row.user_id as string })),
+      );
       return rows.map((row) => decisionSeconds(row.created_at, row.updated_at));
     });
     if (expired.length > 0) this.observe('expired', expired.length);
@@ -400,7 +468,7 @@ export class PaymentRequestService {
         await movePayment(tem, movement);
       }
       const transaction = transactionId ? await tem.findOneOrFail(Transaction, { id: transactionId }) : undefined;
-      await writeEvent(tem, { type: EVENT_OF_STATUS[to], paymentRequest: pr, transaction });
+      await writeEvent(tem, { type: EVENT_OF_STATUS[to], paymentRequest: pr, transaction, userId: row.user_id });
       return pr;
     });
   }

@@ -6,7 +6,7 @@ import { requireUuid } from '../uuid.js';
 import { moveRefund, type Movement } from '../ledger/ledger.js';
 import { Transaction, type TransactionStatus } from './transaction.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
-import { writeEvent } from '../events/events.js';
+import { writeEvent } from '../events/outbox.js';
 import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 
 /** Largest refund a single call may ask for (the transaction's own amount bounds it anyway). */

@@ -6,6 +6,7 @@ import { parseExposition, valueOf, type Sample } from '../helpers/prometheus.js'
 import { approve, cancel, reject, requestPayment } from '../helpers/payments.js';
 import { startReceiver } from '../webhooks/receiver.js';
 import { until } from '../helpers/expect.js';
+import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { describeOnServer } from '../helpers/db.js';
 import { runScheduledLedgerCheck } from '../../src/ledger/ledger-check-schedule.js';
 
@@ -150,9 +151,14 @@ test('outbox_reader_lag_seconds stays within a few poll intervals while the read
   expect(lag).toBeLessThan(5);
 });
 
-test('outbox_reader_lag_seconds grows while the reader cannot read (database gone); /metrics still answers', async () => {
+test('outbox_reader_lag_seconds grows while the reader cannot read (database gone) for a subscriber; /metrics still answers', async () => {
   const broken = await startTestApp({ env: { OUTBOX_POLL_INTERVAL_MS: '50' } });
+  // Someone listens (an idle reader, with no one to read for, has no lag).
+  const listener = await factories(broken).user();
+  const client = wsClient(broken.baseUrl, listener.token);
   try {
+    subscribe(client, 'subscription { paymentRequested { id } }');
+    await untilSubscribed(broken.gateway.services.events, 1);
     await broken.db.close();
     await untilScrape('the lag to grow past 1 s', (s) => valueOf(s, 'outbox_reader_lag_seconds') > 1, broken);
     // The database-derived gauges are left out rather than failing the scrape.
@@ -160,6 +166,7 @@ test('outbox_reader_lag_seconds grows while the reader cannot read (database gon
     expect(samples.some((s) => s.name === 'webhook_deliveries_pending')).toBe(false);
     expect(samples.some((s) => s.name === 'http_request_duration_seconds_count')).toBe(true);
   } finally {
+    await client.dispose();
     await broken.gateway.dispose();
     await broken.database.close().catch(() => undefined);
   }

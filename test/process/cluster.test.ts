@@ -124,6 +124,15 @@ describeOnServer('the real process with two workers', 'spawns the gateway on DAT
       const event = await sub.next(10_000);
       expect(event.paymentRequested).toEqual({ id: JSON.parse(created.text).paymentRequestId, description: 'across workers' });
       expect(sub.errors).toEqual([]);
+      // One outbox reader and one LISTEN connection for the instance, however many workers (#17): the primary reads for both.
+      const readers = await database.db.orm.em.fork().execute<Array<{ name: string; n: number }>>(
+        `select application_name as name, count(*)::int as n from pg_stat_activity
+          where datname = current_database() and application_name in ('wallet-gateway-events', 'wallet-gateway-outbox') group by 1 order by 1`,
+      );
+      expect(readers).toEqual([
+        { name: 'wallet-gateway-events', n: 1 },
+        { name: 'wallet-gateway-outbox', n: 1 },
+      ]);
 
       gateway.child.kill('SIGTERM');
       const { code } = await gateway.exited;

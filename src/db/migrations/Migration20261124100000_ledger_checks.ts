@@ -5,7 +5,7 @@ import { Migration } from '@mikro-orm/migrations';
  * developer balance): one row a run, whichever instance ran it. /metrics reports the latest one,
  * so every instance and worker shows the same figure, and the check itself runs once an interval.
  */
-export class Migration20261124000000_ledger_checks extends Migration {
+export class Migration20261124100000_ledger_checks extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create table ledger_checks (
       id bigserial primary key,

@@ -1,0 +1,177 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { preparedStatement, type TransactionQuery } from '../db/prepared.js';
+import { IDEMPOTENCY_TTL_HOURS } from '../maintenance.js';
+
+/*
+ * Idempotency records (SPEC §10): every database statement on `idempotency_keys`. The REST door
+ * parses the header and fingerprints the call (src/rest/idempotency.ts); an operation that claims
+ * its key inside its own transaction (the create) runs these statements there.
+ */
+
+/** What a claim on an Idempotency-Key found. */
+export type Claim =
+  | { kind: 'new' }
+  | { kind: 'replay'; status: number; body: unknown }
+  | { kind: 'mismatch' }
+  | { kind: 'in_progress' };
+
+/** An Idempotency-Key a REST call asks its operation to claim inside its own transaction. */
+export interface PendingClaim {
+  readonly key: string;
+  readonly fingerprint: string;
+}
+
+/**
+ * Thrown inside an operation whose claim found the key already used (replay, mismatch, in
+ * progress): the transaction rolls back and the REST door answers from the claim.
+ */
+export class IdempotentCall extends Error {
+  constructor(readonly claim: Exclude<Claim, { kind: 'new' }>) {
+    super(`Idempotency-Key already used (${claim.kind})`);
+  }
+}
+
+/** An unfinished call whose instance died is taken over after this long. */
+const LEASE_SECONDS = 60;
+
+/** A statement runner: a transaction's (runInTransaction) or the pool's, autocommitting (`autocommit`). */
+export type RecordQuery = TransactionQuery;
+
+/** Statements on the pool, each its own transaction (the door's claim-first routes). */
+export function autocommit(em: EntityManager): RecordQuery {
+  return (name, text, values) => preparedStatement(em, name, text, values);
+}
+
+/**
+ * The UPDATE that stores a claimed call's answer, with the given SQL parameter references: the
+ * create runs it as part of its own last statement, the door's claim-first routes on its own.
+ */
+export function completeRecordSql(p: { developerId: string; key: string; status: string; body: string }): string {
+  return `update idempotency_keys set state = 'COMPLETED', response_status = ${p.status}::int, response_body = ${p.body}::jsonb
+      where developer_id = ${p.developerId}::uuid and key = ${p.key} and state = 'IN_PROGRESS'`;
+}
+
+/**
+ * The INSERT that claims a key (IN_PROGRESS), returning the transaction's `now()` when it did and
+ * nothing when the key has a record; with the given SQL parameter references, so that the create
+ * can run it as part of its first statement.
+ */
+export function claimInsertSql(p: { developerId: string; key: string; fingerprint: string }): string {
+  return `insert into idempotency_keys (developer_id, key, fingerprint, state) values (${p.developerId}::uuid, ${p.key}, ${p.fingerprint}, 'IN_PROGRESS')
+       on conflict do nothing returning now() as at`;
+}
+
+/**
+ * Stores the response of a claimed call. A business write runs `completeRecordSql` inside its own
+ * transaction instead, so that the record and the write commit together.
+ */
+export async function completeIdempotencyRecord(q: RecordQuery, developerId: string, key: string, status: number, body: unknown): Promise<void> {
+  await q(
+    'idempotency_complete',
+    completeRecordSql({ developerId: '$1', key: '$2', status: '$3', body: '$4' }),
+    [developerId, key, status, JSON.stringify(body)],
+  );
+}
+
+/**
+ * Claims an Idempotency-Key. Outside a transaction the claim commits at once (an IN_PROGRESS row
+ * other calls see as 409 until it is completed or released). Inside the business transaction of a
+ * call (`claimInside` routes) the row is uncommitted: a concurrent call with the same key waits on
+ * it at the insert and then replays what committed, and a crash or rollback leaves nothing behind.
+ */
+export async function claimIdempotencyKey(q: RecordQuery, developerId: string, key: string, print: string): Promise<Claim> {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const inserted = await q<{ at: string }>(
+      'idempotency_claim',
+      claimInsertSql({ developerId: '$1', key: '$2', fingerprint: '$3' }),
+      [developerId, key, print],
+    );
+    if (inserted.length === 1) return { kind: 'new' };
+    const found = await readRecord(q, developerId, key, print);
+    if (found === 'absent') continue; // removed in between: claim again
+    if (found === 'expired') {
+      await q(
+        'idempotency_forget_expired',
+        'delete from idempotency_keys where developer_id = $1 and key = $2 and created_at < now() - make_interval(hours => $3)',
+        [developerId, key, IDEMPOTENCY_TTL_HOURS],
+      );
+      continue;
+    }
+    if (found === 'stale') {
+      const taken = await q<{ at: string }>(
+        'idempotency_take_over',
+        `update idempotency_keys set locked_at = now()
+          where developer_id = $1 and key = $2 and state = 'IN_PROGRESS' and locked_at < now() - make_interval(secs => $3)
+         returning now() as at`,
+        [developerId, key, LEASE_SECONDS],
+      );
+      if (taken.length === 1) return { kind: 'new' };
+      return { kind: 'in_progress' };
+    }
+    return found;
+  }
+  return { kind: 'in_progress' };
+}
+
+/**
+ * What the record of a key says to a call with this fingerprint: its answer (replay, mismatch,
+ * in progress), or that there is none to go by (absent, expired, or an unfinished call of the
+ * same body whose lease ran out).
+ */
+async function readRecord(
+  q: RecordQuery,
+  developerId: string,
+  key: string,
+  print: string,
+): Promise<Exclude<Claim, { kind: 'new' }> | 'absent' | 'expired' | 'stale'> {
+  const [row] = await q<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>(
+    'idempotency_read',
+    `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
+            locked_at < now() - make_interval(secs => $1) as stale,
+            created_at < now() - make_interval(hours => $2) as expired
+       from idempotency_keys where developer_id = $3 and key = $4`,
+    [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key],
+  );
+  if (!row) return 'absent';
+  if (row.expired) return 'expired';
+  if (row.fingerprint !== print) return { kind: 'mismatch' };
+  if (row.state === 'COMPLETED') return { kind: 'replay', status: row.responseStatus!, body: row.responseBody };
+  return row.stale ? 'stale' : { kind: 'in_progress' };
+}
+
+/**
+ * Idempotency records (SPEC §10), per developer, kept 24 hours. A call claims its key before it
+ * runs; concurrent calls with the same key see IN_PROGRESS (409) and later ones the stored
+ * response. The primary key (developer_id, key) makes the claim atomic across instances.
+ */
+export class IdempotencyStore {
+  constructor(private readonly forkEm: () => EntityManager) {}
+
+  claim(developerId: string, key: string, print: string): Promise<Claim> {
+    return claimIdempotencyKey(autocommit(this.forkEm()), developerId, key, print);
+  }
+
+  /**
+   * The answer an existing record gives this call, claiming nothing: for a call refused before it
+   * could claim (invalid input), so that reusing a key still answers as SPEC §10 says (422 for
+   * another body, 409 while the first call runs, the stored answer) rather than with the 400.
+   */
+  async standing(developerId: string, key: string, print: string): Promise<Exclude<Claim, { kind: 'new' }> | undefined> {
+    const found = await readRecord(autocommit(this.forkEm()), developerId, key, print);
+    return typeof found === 'string' ? undefined : found;
+  }
+
+  /** Stores the response of a claimed call (unless its business write already did, see completeIdempotencyRecord). */
+  async complete(developerId: string, key: string, status: number, body: unknown): Promise<void> {
+    await completeIdempotencyRecord(autocommit(this.forkEm()), developerId, key, status, body);
+  }
+
+  /** Forgets a claimed call that must not be remembered (failed validation, or failed unexpectedly). */
+  async release(developerId: string, key: string): Promise<void> {
+    await autocommit(this.forkEm())(
+      'idempotency_release',
+      `delete from idempotency_keys where developer_id = $1 and key = $2 and state = 'IN_PROGRESS'`,
+      [developerId, key],
+    );
+  }
+}

@@ -1,0 +1,177 @@
+import pg from 'pg';
+import pino from 'pino';
+import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { describeOnServer } from '../helpers/db.js';
+import { requestPayment, sleep } from '../helpers/payments.js';
+import { preparedRead } from '../../src/db/prepared.js';
+import { OutboxReader, type OutboxRow } from '../../src/events/outbox.js';
+import { PgListenSource, EVENTS_CHANNEL } from '../../src/events/event-source.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(async () => {
+  await app.close();
+});
+
+const silent = pino({ level: 'silent' });
+
+/** A reader of this database with a small batch, fed every user's rows; reads only when told to. */
+function reader(batch: number) {
+  const got: OutboxRow[] = [];
+  let reads = 0;
+  const r = new OutboxReader(
+    (name, text, values) => preparedRead(app.db.orm.em.fork(), name, text, values),
+    silent,
+    60_000,
+    () => true,
+    () => true,
+    (rows) => got.push(...rows),
+    () => reads++,
+    batch,
+  );
+  /** Reads until a read comes back short (everything visible now was handed over). */
+  const drain = async () => {
+    while (await r.readOnce());
+  };
+  return { r, got, drain, reads: () => reads };
+}
+
+test('a batch is what committed since the last one: every row once, in pages of the batch size, nothing before attach', async () => {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 100 });
+  const before = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  const { r, got, drain, reads } = reader(3);
+  await r.attach();
+  const ids: string[] = [];
+  for (let i = 0; i < 8; i++) ids.push(await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
+  await drain();
+  const mine = got.filter((row) => row.userId === user.userId);
+  expect(mine.map((row) => row.paymentRequestId)).toEqual(ids);
+  expect(mine.map((row) => row.paymentRequestId)).not.toContain(before);
+  expect(new Set(got.map((row) => row.id)).size).toBe(got.length);
+  expect(reads()).toBeGreaterThanOrEqual(3); // 8 rows (and maybe others') in pages of 3
+  const after = got.length;
+  await drain();
+  expect(got).toHaveLength(after); // nothing new, nothing again
+  const last = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  await drain();
+  expect(got.slice(after).filter((row) => row.userId === user.userId).map((row) => row.paymentRequestId)).toEqual([last]);
+  expect(mine[0]).toMatchObject({ type: 'payment_request.created', sequence: 1 });
+  expect(JSON.parse(mine[0]!.payload)).toMatchObject({ type: 'payment_request.created', data: { paymentRequest: { id: ids[0] } } });
+});
+
+describeOnServer('the outbox across transactions and instances', 'a held transaction and a second connection exist on a server only (the embedded database is one session)', () => {
+  test('a transaction running across batches is read once when it commits, whatever its position', async () => {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const { r, got, drain } = reader(2);
+    await r.attach();
+    const held = new pg.Client({ connectionString: app.database.url! });
+    await held.connect();
+    try {
+      const first = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      const [pr] = await app.db.orm.em.fork().execute<Array<{ id: string }>>('select id from payment_requests where id = ?', [first]);
+      // A transaction that writes an event and stays open while others commit and are read.
+      await held.query('begin');
+      await held.query(`select pg_current_xact_id()`);
+      await held.query(
+        `insert into events (id, type, developer_id, payment_request_id, sequence, payload, created_at)
+         values ('evt_heldheldheldheldheld1', 'payment_request.approved', $1, $2, 2, '{"id":"evt_heldheldheldheldheld1"}', now())`,
+        [dev.developerId, pr!.id],
+      );
+      const during: string[] = [];
+      for (let i = 0; i < 5; i++) during.push(await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
+      await drain();
+      const ofUser = () => got.filter((row) => row.userId === user.userId).map((row) => row.id);
+      expect(ofUser()).not.toContain('evt_heldheldheldheldheld1');
+      expect(got.filter((row) => row.userId === user.userId).map((row) => row.paymentRequestId)).toEqual([first, ...during]);
+      await held.query('commit');
+      await drain();
+      expect(ofUser().filter((id) => id === 'evt_heldheldheldheldheld1')).toHaveLength(1);
+      await drain();
+      expect(new Set(got.map((row) => row.id)).size).toBe(got.length);
+    } finally {
+      await held.query('rollback').catch(() => undefined);
+      await held.end();
+    }
+  });
+
+  test('GET /events stops below a transaction running in this database, but not for long below one of another database', async () => {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const listed = async () =>
+      ((await http(app.baseUrl, '/api/v1/events', { token: dev.secretKey })).body.data as Array<{ data: { paymentRequest: { id: string } } }>).map(
+        (e) => e.data.paymentRequest.id,
+      );
+    const first = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    const holdIn = async (url: string) => {
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query('begin');
+      await c.query('select pg_current_xact_id()'); // an xid: the server's oldest running transaction
+      return c;
+    };
+    // Another database's long transaction: the page may wait for it briefly, then goes past it.
+    const otherDb = new URL(app.database.url!);
+    otherDb.pathname = '/postgres';
+    const foreign = await holdIn(otherDb.toString());
+    try {
+      const second = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      const deadline = Date.now() + 10_000;
+      let ids = await listed();
+      while (!ids.includes(second) && Date.now() < deadline) {
+        await sleep(100);
+        ids = await listed();
+      }
+      expect(ids).toEqual([first, second]);
+    } finally {
+      await foreign.query('rollback');
+      await foreign.end();
+    }
+    // This database's running transaction: nothing after it is listed until it ends.
+    const local = await holdIn(app.database.url!);
+    let third: string;
+    try {
+      third = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      await sleep(1500);
+      expect(await listed()).not.toContain(third);
+    } finally {
+      await local.query('rollback');
+      await local.end();
+    }
+    expect(await listed()).toContain(third);
+  });
+
+  test('hints are debounced: a burst of commits costs one NOTIFY, and an instance ignores its own', async () => {
+    const source = new PgListenSource(app.database.url!, silent, 20);
+    const listener = new pg.Client({ connectionString: app.database.url! });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (m) => heard.push(m.payload ?? ''));
+    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
+    let ownWakes = 0;
+    await source.start(() => ownWakes++);
+    const wokenAtStart = ownWakes; // (a fresh connection wakes its instance once)
+    try {
+      for (let i = 0; i < 100; i++) source.hint(i === 50);
+      const deadline = Date.now() + 5000;
+      while (heard.length === 0 && Date.now() < deadline) await sleep(10);
+      await sleep(100);
+      expect(source.stats.notifies).toBe(1);
+      expect(heard).toEqual(['deliveries']);
+      expect(ownWakes).toBe(wokenAtStart);
+      source.hint(false);
+      while (heard.length === 1 && Date.now() < deadline + 5000) await sleep(10);
+      expect(heard).toEqual(['deliveries', '']);
+      expect(source.stats.notifies).toBe(2);
+    } finally {
+      await source.close();
+      await listener.end();
+    }
+  });
+});
