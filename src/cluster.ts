@@ -1,5 +1,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { aggregateWorkerMetrics } from './observability/cluster-metrics.js';
 
 /** First restart delay of a worker that died; doubled per quick death, up to MAX_BACKOFF_MS. */
 const FIRST_BACKOFF_MS = 500;
@@ -16,6 +18,8 @@ export interface PrimaryOptions {
   onFork?: (worker: Worker) => void;
   /** Called once every worker has exited after SIGTERM/SIGINT, before the primary exits. */
   onStopped?: () => Promise<void>;
+  /** The primary's own metrics, summed with the workers' into every scrape of /metrics. */
+  metrics?: Registry;
 }
 
 /**
@@ -25,7 +29,7 @@ export interface PrimaryOptions {
  * unexpectedly (with backoff), and on SIGTERM/SIGINT passes the signal on to every worker and
  * exits 0 once all of them have drained and exited cleanly (1 if one did not).
  */
-export function runPrimary({ workers, logger, onFork, onStopped }: PrimaryOptions): void {
+export function runPrimary({ workers, logger, onFork, onStopped, metrics }: PrimaryOptions): void {
   let stopping = false;
   let backoff = FIRST_BACKOFF_MS;
   const clean = new Map<number, boolean>();
@@ -89,6 +93,8 @@ export function runPrimary({ workers, logger, onFork, onStopped }: PrimaryOption
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  // A scrape of /metrics reaches one worker; it asks here for the sum over the listening workers.
+  aggregateWorkerMetrics(() => [...listening].flatMap((id) => cluster.workers?.[id] ?? []), metrics);
   startNext();
   logger.info({ workers }, 'primary started its workers');
 }

@@ -73,6 +73,8 @@ const schema = z.object({
   SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   SANDBOX_SHORT_TTL_SECONDS: z.coerce.number().int().min(1).max(300).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  LEDGER_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
 });
 
 export type AppEnv = 'development' | 'production';
@@ -96,6 +98,10 @@ export interface Config {
   readonly keyCacheTtlMs: number;
   readonly expirySweepIntervalMs: number;
   readonly logLevel: string;
+  /** `json` or `pretty` (LOG_FORMAT); unset: pretty in development on a terminal, else JSON. Production is always JSON. */
+  readonly logFormat: 'json' | 'pretty' | undefined;
+  /** How often one instance proves the ledger and records the result for /metrics (0: never). */
+  readonly ledgerCheckIntervalSeconds: number;
   readonly rateLimitPerSecond: number;
   readonly lookupLimitPerMinute: number;
   /** Test sends (POST /webhook-endpoints/{id}/test) per endpoint per minute. */
@@ -170,6 +176,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const keySigningSecret = secretOf('KEY_SIGNING_SECRET');
   const userTokenSecret = secretOf('USER_TOKEN_SECRET');
   const adminToken = secretOf('ADMIN_TOKEN');
+  if (c.APP_ENV === 'production' && c.LOG_FORMAT === 'pretty') {
+    secretProblems.push('LOG_FORMAT: production logs are JSON (pretty is for development)');
+  }
   if (c.WEB_CONCURRENCY !== undefined && c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
     secretProblems.push('WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database belongs to one process)');
   }
@@ -193,6 +202,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     keyCacheTtlMs: c.KEY_CACHE_TTL_MS,
     expirySweepIntervalMs: c.EXPIRY_SWEEP_INTERVAL_MS,
     logLevel: c.LOG_LEVEL,
+    logFormat: c.LOG_FORMAT,
+    ledgerCheckIntervalSeconds: c.LEDGER_CHECK_INTERVAL_SECONDS,
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     lookupLimitPerMinute: c.LOOKUP_LIMIT_PER_MINUTE,
     webhookTestLimitPerMinute: c.WEBHOOK_TEST_LIMIT_PER_MINUTE,

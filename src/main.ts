@@ -1,79 +1,20 @@
-import 'reflect-metadata';
-import cluster from 'node:cluster';
-import { loadConfig, ConfigError } from './config.js';
-import { createLogger } from './logger.js';
-import { openDatabase } from './db/database.js';
-import { createGateway } from './server.js';
-import { runPrimary } from './cluster.js';
-import { OutboxPrimary } from './events/cluster-outbox.js';
 import { assertSupportedNode } from './runtime.js';
 
 /**
- * Process entry: configuration → database (migrated) → gateway → signal handling. With more than
- * one worker (`WEB_CONCURRENCY`, by default one per core on a PostgreSQL server) this process is
- * the cluster's primary: it migrates once, then runs the workers (src/cluster.ts), each of which
- * comes back here as a whole gateway on the shared port.
+ * Process entry of `npm start` (and of every cluster worker, which runs this file again): refuses
+ * an unsupported Node before anything else loads, starts OpenTelemetry tracing when it is
+ * configured (the SDK and its instrumentations must be in place before the app's modules load,
+ * hence the dynamic imports), then runs the gateway (src/gateway-main.ts). Without tracing
+ * configured the SDK is never loaded.
  */
-async function main(): Promise<void> {
-  assertSupportedNode();
-  let config;
+assertSupportedNode();
+const { tracing, tracingConfigured } = await import('./observability/tracing.js');
+if (tracingConfigured()) {
   try {
-    config = loadConfig();
+    await (await import('./observability/otel.js')).startTracing();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
+    // Tracing is an aid, not a dependency: the gateway runs without it and logs why (gateway-main.ts).
+    tracing.startError = err instanceof Error ? err.message : String(err);
   }
-  const logger = createLogger(config.logLevel);
-  // Node prints warnings (MaxListenersExceeded, deprecations) as plain text on stderr; here they
-  // become JSON log lines like everything else.
-  process.removeAllListeners('warning');
-  process.on('warning', (w) => logger.warn({ warning: { name: w.name, code: (w as NodeJS.ErrnoException).code, message: w.message } }, 'process warning'));
-  if (config.devSecretsInUse.length > 0) {
-    logger.warn({ secrets: config.devSecretsInUse }, 'using built-in development secrets; never do this in production');
-  }
-  if (cluster.isPrimary && config.webConcurrency > 1) {
-    const migrated = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1, logger });
-    await migrated.close();
-    // One outbox reader for the whole instance: the primary reads and hands each worker its rows.
-    const outbox = new OutboxPrimary({ url: migrated.url, log: logger, pollIntervalMs: config.outboxPollIntervalMs });
-    await outbox.start();
-    runPrimary({ workers: config.webConcurrency, logger, onFork: (worker) => outbox.attach(worker), onStopped: () => outbox.close() });
-    return;
-  }
-  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax, logger });
-  logger.info({ database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, 'database ready, migrations applied');
-  const gateway = await createGateway({ config, db, logger });
-  const url = await gateway.listen();
-  logger.info({ url, env: config.appEnv }, 'wallet gateway listening');
-
-  let stopping = false;
-  const stop = async (signal: string): Promise<void> => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    const force = setTimeout(() => {
-      logger.error('shutdown took longer than 10 s; exiting');
-      process.exit(1);
-    }, 10_000);
-    force.unref();
-    try {
-      await gateway.dispose();
-      await db.close();
-      logger.info('stopped');
-      process.exit(0);
-    } catch (err) {
-      logger.error({ err }, 'error during shutdown');
-      process.exit(1);
-    }
-  };
-  process.once('SIGTERM', () => void stop('SIGTERM'));
-  process.once('SIGINT', () => void stop('SIGINT'));
 }
-
-main().catch((err: unknown) => {
-  process.stderr.write(`wallet-gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
-  process.exit(1);
-});
+await import('./gateway-main.js');

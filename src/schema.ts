@@ -15,6 +15,8 @@ import { rootFieldGate } from './graphql/root-fields.js';
 import { refuseNulArguments } from './graphql/text-arguments.js';
 import { EventResolver } from './events/event.resolver.js';
 import { WebhookEndpointResolver } from './webhooks/webhook-endpoint.resolver.js';
+import { tracing } from './observability/tracing.js';
+import { traceResolvers } from './observability/resolver-spans.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
@@ -29,7 +31,8 @@ export function getSchema(): Promise<GraphQLSchema> {
     // Every `@Authorized(Role…)` is decided here; refusals are our own UNAUTHENTICATED/FORBIDDEN errors.
     authChecker,
     // No NUL reaches PostgreSQL text; root fields: one rate-limit point each, and a bounded share of the pool per operation.
-    globalMiddlewares: [refuseNulArguments, rootFieldGate],
+    // With tracing on (decided before the schema is built), non-trivial resolvers get spans first.
+    globalMiddlewares: [...(tracing.on ? [traceResolvers()] : []), refuseNulArguments, rootFieldGate],
     emitSchemaFile: false,
   });
   return built;

@@ -25,6 +25,8 @@ import { attachGraphqlWs, type GraphqlWs } from './ws/graphql-ws.js';
 import { createDocsRouter } from './openapi/openapi.js';
 import { Maintenance } from './maintenance.js';
 import { startSandbox } from './sandbox/sandbox.js';
+import { LedgerCheckSchedule } from './ledger/ledger-check-schedule.js';
+import { serveWorkerMetrics } from './observability/cluster-metrics.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -60,6 +62,9 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   services.deliveries.start();
   const maintenance = new Maintenance(services.forkEm, logger, config);
   maintenance.start();
+  const ledgerChecks = new LedgerCheckSchedule(services.forkEm, config.ledgerCheckIntervalSeconds, logger);
+  ledgerChecks.start();
+  serveWorkerMetrics(services.metrics.registry); // a cluster worker: its metrics go into the cluster's sum
   const sandbox = await startSandbox({ config, services, forkEm: services.forkEm, logger }); // development only
   const validationRules = graphqlLimits(config);
   const ws = attachGraphqlWs({ server, schema, config, services, logger, validationRules });
@@ -118,7 +123,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       // WebSocket is closed with 1001 (going away); then Apollo and the background work stop.
       await Promise.all([drain.close(8000), ws.dispose()]);
       await apollo.stop();
-      await Promise.all([sweeper.stop(), maintenance.stop(), sandbox?.stop(), services.deliveries.stop()]);
+      await Promise.all([sweeper.stop(), maintenance.stop(), ledgerChecks.stop(), sandbox?.stop(), services.deliveries.stop()]);
       await services.events.close();
     },
   };

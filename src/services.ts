@@ -19,6 +19,7 @@ import { SecretBox } from './webhooks/secret-box.js';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint.service.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
 import { Metrics } from './observability/metrics.js';
+import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
 
@@ -54,9 +55,11 @@ export interface Services {
 /** Builds the services; nothing is started here (see `events.start()`). */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
   const forkEm = (): EntityManager => db.orm.em.fork();
-  // One outbox reader per instance: a cluster worker is fed by its primary (src/events/cluster-outbox.ts);
-  // a lone process reads itself. NOTIFY does not cross connections of the embedded PostgreSQL:
-  // there, one process owns the database and its own commits wake its reader.
+  // One outbox reader per instance: a cluster worker is fed by its primary (src/events/cluster-outbox.ts,
+  // which reports the reader's lag itself); a lone process reads itself. NOTIFY does not cross
+  // connections of the embedded PostgreSQL: there, one process owns the database and its own
+  // commits wake its reader.
+  const lag = cluster.isWorker ? undefined : new OutboxLag();
   const feed: OutboxFeed = cluster.isWorker
     ? new ClusterFeed()
     : new LocalFeed(
@@ -64,9 +67,14 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
         db.embedded ? new InProcessSource() : new PgListenSource(db.url, logger),
         logger,
         config.outboxPollIntervalMs,
+        (rows) => lag?.read(rows),
       );
-  // The gauge reads the hub at scrape time, the hub reports each delivery's lag to the histogram.
-  const metrics: Metrics = new Metrics({ subscriptions: () => events.stats.subscriptions });
+  // The gauges read the hub and the reader at scrape time, the hub reports each delivery's lag to the histogram.
+  const metrics: Metrics = new Metrics({
+    subscriptions: () => events.stats.subscriptions,
+    ...(lag ? { outboxLagSeconds: () => lag.seconds } : {}),
+    database: forkEm,
+  });
   const events = new EventHub(feed, db.orm, logger, {
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
   });
@@ -74,7 +82,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const transactions = new TransactionService();
   const operators = new OperatorService(config, forkEm, logger);
   const secretBox = new SecretBox(config.keySigningSecret);
-  const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger);
+  const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger, (outcome, result) => metrics.webhookAttempts.inc({ outcome, result }));
   events.onWake(() => deliveries.wake());
   const limits = new RateLimits(db.orm.em.getKnex(), {
     requestsPerSecond: config.rateLimitPerSecond,
@@ -84,7 +92,12 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   return {
     config,
     forkEm,
-    payments: new PaymentRequestService(config, transactions, (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count)),
+    payments: new PaymentRequestService(
+      config,
+      transactions,
+      (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
+      (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+    ),
     accounts: new AccountService(config),
     transactions,
     developers: new DeveloperService(),

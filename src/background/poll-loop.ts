@@ -1,3 +1,5 @@
+import { detachedFromTrace } from '../observability/tracing.js';
+
 /**
  * A background pass that runs on a wake-up and every `intervalMs` (to cover a missed wake-up):
  * at most one pass runs at a time, a wake-up during a pass causes one more pass, and a pass that
@@ -31,7 +33,8 @@ export class PollLoop {
       this.again = true;
       return;
     }
-    this.running = this.loop();
+    // A wake-up comes from a request's commit: the pass is not part of that request's trace.
+    this.running = detachedFromTrace(() => this.loop());
   }
 
   /** Stops scheduling and waits for a pass in progress. */

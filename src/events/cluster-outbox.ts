@@ -38,6 +38,8 @@ export interface OutboxPrimaryOptions {
   url: string;
   log: Logger;
   pollIntervalMs: number;
+  /** Called after each read with the rows it read (the lag metric's hook). */
+  onRead?: (rows: number) => void;
 }
 
 /** The primary's side: reads the outbox for every worker and relays commits and hints. */
@@ -60,6 +62,7 @@ export class OutboxPrimary {
       (userId) => this.users.has(userId),
       () => this.users.size > 0,
       (rows) => this.route(rows),
+      opts.onRead,
     );
   }
 

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { detachedFromTrace } from '../observability/tracing.js';
 
 /** The PostgreSQL channel on which commits that wrote events are hinted to every gateway instance. */
 export const EVENTS_CHANNEL = 'wallet_gateway_events';
@@ -73,7 +74,8 @@ export class PgListenSource implements WakeupSource {
 
   private scheduleHint(): void {
     if (this.hintTimer || this.sending || this.closed) return;
-    this.hintTimer = setTimeout(() => this.sendHint(), this.debounceMs);
+    // One hint for the commits of many requests: not part of the trace of the one that scheduled it.
+    this.hintTimer = setTimeout(() => detachedFromTrace(() => this.sendHint()), this.debounceMs);
     this.hintTimer.unref();
   }
 

@@ -331,6 +331,7 @@ export class OutboxReader {
     if (!this.anyInterest()) {
       this.last = undefined;
       this.paging = undefined;
+      this.onRead?.(0); // idle: nothing to read is no lag
       return false;
     }
     const last = this.last;

@@ -7,6 +7,7 @@ import type { Context } from '../context.js';
 import { describeError } from '../errors.js';
 import { formatGraphQLError, isUnexpectedError } from './format-error.js';
 import { unwrapResolverError } from '@apollo/server/errors';
+import { nameApolloOperation, tracing } from '../observability/tracing.js';
 
 export interface ApolloOptions {
   schema: GraphQLSchema;
@@ -37,6 +38,7 @@ export async function createApollo({ schema, config, logger, validationRules }: 
         async requestDidStart() {
           return {
             async didResolveOperation({ operation }) {
+              if (tracing.on) nameApolloOperation(operation);
               // graphql-js would "execute" a subscription once over HTTP and fail on its null root (a 500).
               if (operation?.operation === 'subscription') {
                 throw new GraphQLError('Subscriptions are served over WebSocket (graphql-ws) on /graphql', {

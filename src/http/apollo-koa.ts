@@ -2,6 +2,7 @@ import { HeaderMap, type ApolloServer, type BaseContext, type ContextFunction } 
 import type { Context as KoaContext, Middleware } from 'koa';
 import { Readable } from 'node:stream';
 import { readJsonBody } from './body.js';
+import { apolloRequestSpan, tracing } from '../observability/tracing.js';
 
 /**
  * Apollo Server 5 on Koa, through Apollo's documented integration entry point
@@ -18,10 +19,13 @@ export function apolloKoaMiddleware<TContext extends BaseContext>(
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
     }
     const body = ctx.method === 'POST' ? await readJsonBody(ctx) : undefined;
-    const response = await server.executeHTTPGraphQLRequest({
-      httpGraphQLRequest: { method: ctx.method.toUpperCase(), headers, search: ctx.querystring, body },
-      context: () => context(ctx),
-    });
+    const execute = () =>
+      server.executeHTTPGraphQLRequest({
+        httpGraphQLRequest: { method: ctx.method.toUpperCase(), headers, search: ctx.querystring, body },
+        context: () => context(ctx),
+      });
+    // With tracing on, the operation is a span (named once Apollo has parsed it: src/graphql/apollo.ts).
+    const response = tracing.on ? await apolloRequestSpan(execute) : await execute();
     for (const [key, value] of response.headers) ctx.set(key, value);
     ctx.status = response.status ?? 200;
     if (response.body.kind === 'complete') {

@@ -4,8 +4,13 @@ import { bearerToken } from '../auth/authenticate.js';
 import { safeEqual } from '../auth/hash.js';
 import type { Services } from '../services.js';
 import type { GatewayState } from './state.js';
+import { clusterMetrics, inClusterWorker } from '../observability/cluster-metrics.js';
 
-/** GET /healthz (process up), /readyz (database reachable) and /metrics (Prometheus, optionally token-protected). */
+/**
+ * GET /healthz (process up), /readyz (database reachable) and /metrics (Prometheus, optionally
+ * token-protected: this instance's own metrics, summed over its cluster workers, and the
+ * database-derived gauges read at scrape time).
+ */
 export function createProbesRouter(services: Services): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get('/healthz', (ctx) => {
@@ -29,8 +34,15 @@ export function createProbesRouter(services: Services): Router<GatewayState> {
       const token = bearerToken(ctx.get('authorization') || undefined);
       if (!token || !safeEqual(token, required)) throw new AppError('UNAUTHENTICATED', 'Invalid metrics token');
     }
+    // Several workers: the cluster's sum, whichever worker answers (a 503 rather than a part of it).
+    let own: string;
+    try {
+      own = inClusterWorker() ? await clusterMetrics() : await services.metrics.registry.metrics();
+    } catch {
+      throw new AppError('SERVICE_UNAVAILABLE', 'Metrics of the other workers are unavailable');
+    }
     ctx.type = services.metrics.registry.contentType;
-    ctx.body = await services.metrics.registry.metrics();
+    ctx.body = own + (await services.metrics.databaseMetrics());
   });
   return router;
 }

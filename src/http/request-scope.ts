@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { describeError, httpMessage, type ErrorBody } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { rateLimitHeaders } from '../rate-limit.js';
+import { annotateHttpRoute, tracing } from '../observability/tracing.js';
 import type { GatewayState } from './state.js';
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -12,7 +13,7 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * The outermost middleware of the HTTP door: the request id (a sane incoming X-Request-Id, else
  * a new one), the one error boundary (every error becomes the Error body through
  * `describeError`, with the headers it brings), the RateLimit-* headers of the operation, the
- * access log line and the duration metric.
+ * access log line and the duration metric; with tracing on, the HTTP span's route.
  */
 export function requestScope(logger: Logger, metrics: Metrics): Koa.Middleware<GatewayState> {
   return async (ctx, next) => {
@@ -42,6 +43,7 @@ export function requestScope(logger: Logger, metrics: Metrics): Koa.Middleware<G
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = ctx.state.route ?? (ctx.status === 404 ? 'unmatched' : `${ctx.method} other`);
+      if (tracing.on) annotateHttpRoute(ctx.state.route);
       metrics.httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
       logger.info(
         { requestId: ctx.state.requestId, method: ctx.method, route, status: ctx.status, durationMs: Math.round(seconds * 1e5) / 100 },

@@ -114,6 +114,13 @@ const EVENT_OF_STATUS: Record<PaymentRequestStatus, EventType> = {
 /** What became of a payment request, for metrics. */
 export type PaymentOutcome = 'created' | 'approved' | 'rejected' | 'cancelled' | 'expired' | 'insufficient_funds';
 
+/** The decisions out of PENDING. */
+export type PaymentDecision = 'approved' | 'rejected' | 'cancelled' | 'expired';
+
+/** Seconds from a request's creation to its decision, both by the database's clock. */
+const decisionSeconds = (createdAt: unknown, updatedAt: unknown): number =>
+  Math.max(0, (new Date(updatedAt as Date | string).getTime() - new Date(createdAt as Date | string).getTime()) / 1000);
+
 /** `payment_requests pr join wallets w`, restricted to the owner's requests. */
 function ownerSql(owner: Owner): [string, string] {
   return 'developerId' in owner ? ['pr.developer_id = ?', owner.developerId] : ['w.user_id = ?', owner.userId];
@@ -133,6 +140,8 @@ export class PaymentRequestService {
     private readonly config: Config,
     private readonly transactions: TransactionService,
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
+    /** Told the time from creation to decision of every decided request (metrics). */
+    private readonly decided: (decision: PaymentDecision, seconds: number) => void = () => undefined,
   ) {}
 
   /**
@@ -371,6 +380,7 @@ export class PaymentRequestService {
   async cancel(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
     const pr = await this.decide(em, { developerId }, id, PaymentRequestStatus.CANCELLED);
     this.observe('cancelled');
+    this.decided('cancelled', decisionSeconds(pr.createdAt, pr.updatedAt));
     return pr;
   }
 
@@ -378,6 +388,7 @@ export class PaymentRequestService {
   async reject(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
     const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.REJECTED);
     this.observe('rejected');
+    this.decided('rejected', decisionSeconds(pr.createdAt, pr.updatedAt));
     return pr;
   }
 
@@ -391,6 +402,7 @@ export class PaymentRequestService {
     try {
       const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.APPROVED);
       this.observe('approved');
+      this.decided('approved', decisionSeconds(pr.createdAt, pr.updatedAt));
       return pr;
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS') this.observe('insufficient_funds');
@@ -421,10 +433,11 @@ export class PaymentRequestService {
         tem,
         rows.map((row) => ({ type: 'payment_request.expired', paymentRequest: tem.map(PaymentRequest, row), userId: row.user_id as string })),
       );
-      return rows.length;
+      return rows.map((row) => decisionSeconds(row.created_at, row.updated_at));
     });
-    if (expired > 0) this.observe('expired', expired);
-    return expired;
+    if (expired.length > 0) this.observe('expired', expired.length);
+    for (const seconds of expired) this.decided('expired', seconds);
+    return expired.length;
   }
 
   /**

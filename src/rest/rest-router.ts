@@ -9,6 +9,7 @@ import type { Context } from '../context.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
 import { IdempotentCall, fingerprint, parseIdempotencyKey, type Claim, type IdempotencyStore } from './idempotency.js';
+import { graphqlOperationSpan, tracing } from '../observability/tracing.js';
 
 interface RestResponse {
   status: number;
@@ -111,7 +112,7 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
   for (const route of REST_ROUTES) {
     const prepared = prepare(deps.schema, route);
     /** Runs the route's operation; returns the response, or throws what the error boundary answers. */
-    const run = async (ctx: KoaContext, context: Context, body: unknown, idempotencyKey: string | null): Promise<RestResponse> => {
+    const operation = async (ctx: KoaContext, context: Context, body: unknown, idempotencyKey: string | null): Promise<RestResponse> => {
       const variableValues = route.variables(ctx.params as Record<string, string>, body, idempotencyKey, ctx.query);
       let result: ExecutionResult = await prepared.compiled.query(undefined, context, variableValues);
       // The variables did not fit (nothing ran): graphql-js words that error, as every door does.
@@ -127,6 +128,10 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       if (reply.kind !== 'expected' || reply.statusCode === 429) throw reply.cause;
       return { status: reply.statusCode, body: { statusCode: reply.statusCode, message: reply.message } };
     };
+    // With tracing on, the operation is a span of its own (a child of the HTTP span, parent of its resolvers).
+    const run: typeof operation = tracing.on
+      ? (...args) => graphqlOperationSpan(prepared.document, undefined, 'http', () => operation(...args))
+      : operation;
 
     const handler = async (ctx: KoaContext): Promise<void> => {
       ctx.state.route = `${route.method} /api/v1${route.path}`;

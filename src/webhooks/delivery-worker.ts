@@ -6,6 +6,7 @@ import type { SecretBox } from './secret-box.js';
 import { webhookHeaders } from './signing.js';
 import { WEBHOOK_USER_AGENT, postWebhook, webhookPostOptions, type PostOutcome } from './http-post.js';
 import { PollLoop } from '../background/poll-loop.js';
+import { tracing, webhookSpan } from '../observability/tracing.js';
 
 /** A claimed delivery with everything its POST needs. */
 interface Claimed {
@@ -22,6 +23,17 @@ interface Claimed {
 const BATCH = 10;
 /** Longer than any POST may take, so a live worker never loses its claim; a crashed one's claim lapses. */
 const leaseSeconds = (config: Config): number => Math.ceil((2 * config.webhookTimeoutMs) / 1000) + 5;
+
+/** What became of an attempt, for metrics: delivered (2xx), retrying (a retry is scheduled) or failed (given up). */
+export type AttemptOutcome = 'delivered' | 'retrying' | 'failed';
+
+/** An attempt's result class, for metrics: the status class, or why no response came. */
+export function attemptResult(outcome: PostOutcome): string {
+  if (outcome.status !== undefined) return `${Math.floor(outcome.status / 100)}xx`;
+  if (outcome.error?.startsWith('timeout')) return 'timeout';
+  if (outcome.error === 'address not allowed') return 'blocked';
+  return 'network_error';
+}
 
 /** The delay before retry number `n` (1-based): the configured schedule with ±20% jitter. */
 export function retryDelaySeconds(schedule: readonly number[], n: number, random = Math.random): number | undefined {
@@ -47,6 +59,8 @@ export class DeliveryWorker {
     private readonly config: Config,
     private readonly secrets: SecretBox,
     private readonly log: Logger,
+    /** Told of every attempt (metrics). */
+    private readonly onAttempt: (outcome: AttemptOutcome, result: string) => void = () => undefined,
   ) {
     this.poll = new PollLoop(async () => (await this.runOnce()) >= BATCH, config.webhookPollIntervalMs, (err) =>
       log.warn({ err: { message: (err as Error).message } }, 'webhook delivery pass failed; retrying'),
@@ -96,12 +110,13 @@ export class DeliveryWorker {
     let outcome: PostOutcome;
     try {
       const secrets = [this.secrets.open(d.secretEnc), ...(d.previousSecretEnc ? [this.secrets.open(d.previousSecretEnc)] : [])];
-      outcome = await postWebhook(
-        new URL(d.url),
-        d.body,
-        { 'user-agent': WEBHOOK_USER_AGENT, ...webhookHeaders(secrets, d.eventId, d.body) },
-        webhookPostOptions(this.config),
-      );
+      const url = new URL(d.url);
+      const headers = { 'user-agent': WEBHOOK_USER_AGENT, ...webhookHeaders(secrets, d.eventId, d.body) };
+      const post = (sent: Record<string, string>) => postWebhook(url, d.body, sent, webhookPostOptions(this.config));
+      // With tracing on, the attempt is a client span and the merchant receives its traceparent.
+      outcome = tracing.on
+        ? await webhookSpan(url, { 'webhook.event_id': d.eventId, 'webhook.endpoint_id': d.endpointId, 'webhook.attempt': d.attempts }, headers, post)
+        : await post(headers);
     } catch (err) {
       outcome = { error: 'request failed', durationMs: 0 };
       this.log.error({ err: { message: (err as Error).message }, deliveryId: d.id }, 'webhook delivery could not be sent');
@@ -110,6 +125,7 @@ export class DeliveryWorker {
     const error = ok ? null : (outcome.error ?? `HTTP ${outcome.status}`);
     const delay = ok ? undefined : retryDelaySeconds(this.config.webhookRetrySchedule, d.attempts);
     const status = ok ? 'DELIVERED' : delay === undefined ? 'FAILED' : 'PENDING';
+    this.onAttempt(ok ? 'delivered' : delay === undefined ? 'failed' : 'retrying', attemptResult(outcome));
     await this.forkEm().transactional(async (tem) => {
       await tem.execute(
         `insert into webhook_attempts (delivery_id, event_id, endpoint_id, attempted_at, http_status, error, duration_ms)

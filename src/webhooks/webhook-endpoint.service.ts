@@ -8,6 +8,7 @@ import { newWebhookSecret, webhookHeaders } from './signing.js';
 import { WEBHOOK_USER_AGENT, postWebhook, webhookPostOptions } from './http-post.js';
 import type { RateLimits } from '../rate-limit.js';
 import { checkEndpointUrl, type Resolver } from './url-policy.js';
+import { tracing, webhookSpan } from '../observability/tracing.js';
 
 /** At most this many endpoints (not deleted) per developer. */
 export const MAX_ENDPOINTS_PER_DEVELOPER = 10;
@@ -194,12 +195,11 @@ export class WebhookEndpointService {
     };
     const body = JSON.stringify(event);
     const secrets = [this.secrets.open(row.secret_enc), ...(row.previous_secret_enc ? [this.secrets.open(row.previous_secret_enc)] : [])];
-    const outcome = await postWebhook(
-      new URL(row.url),
-      body,
-      { 'user-agent': WEBHOOK_USER_AGENT, ...webhookHeaders(secrets, event.id, body) },
-      { ...webhookPostOptions(this.config), excerptBytes: TEST_EXCERPT_BYTES },
-    );
+    const url = new URL(row.url);
+    const headers = { 'user-agent': WEBHOOK_USER_AGENT, ...webhookHeaders(secrets, event.id, body) };
+    const post = (sent: Record<string, string>) => postWebhook(url, body, sent, { ...webhookPostOptions(this.config), excerptBytes: TEST_EXCERPT_BYTES });
+    // With tracing on, a client span of the request's trace, whose traceparent the merchant receives.
+    const outcome = tracing.on ? await webhookSpan(url, { 'webhook.event_id': event.id, 'webhook.endpoint_id': id, 'webhook.test': true }, headers, post) : await post(headers);
     const status = outcome.status ?? null;
     return {
       delivered: status !== null && status >= 200 && status < 300,

@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useGraphqlWsServer, type WsExtra } from './use-ws.js';
 import { CloseCode, type Context as WsContext } from 'graphql-ws';
-import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, execute, parse, specifiedRules, subscribe, validate, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createContext, type Context } from '../context.js';
@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
 import { formatGraphQLError } from '../graphql/format-error.js';
 import { MAX_BODY_BYTES } from '../http/body.js';
+import { graphqlOperationSpan, SpanKind, tracing } from '../observability/tracing.js';
 
 export interface GraphqlWsOptions {
   server: http.Server;
@@ -69,6 +70,19 @@ function withoutSuggestions(error: GraphQLError): GraphQLError {
   return message === error.message ? error : new GraphQLError(message, { nodes: error.nodes, extensions: error.extensions });
 }
 
+/**
+ * With tracing on, each operation over the socket (a subscribe, an approve or reject, a query) is
+ * a server span of its own: its resolvers and statements are its children.
+ */
+function tracedOperations(): { execute?: typeof execute; subscribe?: typeof subscribe } {
+  if (!tracing.on) return {};
+  const traced =
+    <R>(run: (args: ExecutionArgs) => R) =>
+    (args: ExecutionArgs) =>
+      graphqlOperationSpan(args.document, args.operationName, 'websocket', async () => run(args), SpanKind.SERVER) as unknown as R;
+  return { execute: traced(execute), subscribe: traced(subscribe) };
+}
+
 /** A coded GraphQL error refusing one operation (the socket stays open). */
 const refused = (code: 'RATE_LIMITED' | 'UNAUTHENTICATED', message: string): readonly GraphQLError[] => [new AppError(code, message)];
 
@@ -87,6 +101,7 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
   const disposable = useGraphqlWsServer<Record<string, unknown> | undefined, ConnectionExtra>(
     {
       schema,
+      ...tracedOperations(),
       onConnect: async (ctx) => {
         const { socket } = ctx.extra;
         const header = ctx.connectionParams?.authorization;

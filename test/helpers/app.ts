@@ -53,7 +53,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
       cb();
     },
   });
-  const logger = createLogger(config.logLevel, sink);
+  const logger = createLogger(config.logLevel, sink, { format: config.logFormat ?? 'json' });
   const gateway = await createGateway({ config, db: database.db, logger });
   const baseUrl = await gateway.listen(0, '127.0.0.1');
   return {

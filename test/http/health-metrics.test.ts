@@ -7,6 +7,7 @@ import { expectError, expectOk, withDeadline } from '../helpers/expect.js';
 import { approve, cancel, createPaymentRequest, getStatus, REST_TEST_ENV } from '../helpers/rest.js';
 import { reject } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
+import { parseExposition, valueOf, type Sample } from '../helpers/prometheus.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
@@ -18,38 +19,11 @@ afterAll(async () => {
   await app.close();
 });
 
-interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
-/** Parses the Prometheus text exposition format (samples only). */
-function parseExposition(text: string): Sample[] {
-  const samples: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (line === '' || line.startsWith('#')) continue;
-    const m = /^([A-Za-z_:][A-Za-z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+\d+)?$/.exec(line);
-    if (!m) throw new Error(`not an exposition line: ${line}`);
-    const labels: Record<string, string> = {};
-    for (const l of (m[2] ?? '').matchAll(/([A-Za-z_][A-Za-z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
-    const raw = m[3]!;
-    samples.push({ name: m[1]!, labels, value: raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw) });
-  }
-  return samples;
-}
-
 async function scrape(): Promise<{ text: string; samples: Sample[] }> {
   const res = await http(app.baseUrl, '/metrics');
   expect(res.status).toBe(200);
   const text = res.body as string;
   return { text, samples: parseExposition(text) };
-}
-
-/** The value of one series (0 when it does not exist yet, as for a counter never incremented). */
-function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
-  return found.reduce((sum, s) => sum + s.value, 0);
 }
 
 async function metric(name: string, labels: Record<string, string> = {}): Promise<number> {

@@ -25,9 +25,14 @@ export interface GatewayProcess {
  * (WEB_CONCURRENCY=1) unless `env` asks for the cluster `npm start` runs.
  */
 export async function spawnGateway(databaseUrl: string, env: Record<string, string> = {}): Promise<GatewayProcess> {
+  return spawnGatewayOn({ DATABASE_URL: databaseUrl }, env);
+}
+
+/** `spawnGateway` on `{ DATABASE_URL }` or on an embedded database's `{ DATA_DIR }`. */
+export async function spawnGatewayOn(db: Record<string, string>, env: Record<string, string> = {}): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: ROOT,
-    env: { ...cliEnv({ DATABASE_URL: databaseUrl }), PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '100000', WEB_CONCURRENCY: '1', ...env },
+    env: { ...cliEnv(db), PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '100000', WEB_CONCURRENCY: '1', ...env },
   });
   const lines: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

@@ -7,6 +7,7 @@ import { Migration20261122001100_audit_log } from './Migration20261122001100_aud
 import { Migration20261122001200_partial_refunds } from './Migration20261122001200_partial_refunds.js';
 import { Migration20261123002000_webhook_endpoint_activity } from './Migration20261123002000_webhook_endpoint_activity.js';
 import { Migration20261124000000_outbox_retention } from './Migration20261124000000_outbox_retention.js';
+import { Migration20261124100000_ledger_checks } from './Migration20261124100000_ledger_checks.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -19,4 +20,5 @@ export const migrationsList = [
   { name: 'Migration20261122001200_partial_refunds', class: Migration20261122001200_partial_refunds },
   { name: 'Migration20261123002000_webhook_endpoint_activity', class: Migration20261123002000_webhook_endpoint_activity },
   { name: 'Migration20261124000000_outbox_retention', class: Migration20261124000000_outbox_retention },
+  { name: 'Migration20261124100000_ledger_checks', class: Migration20261124100000_ledger_checks },
 ];

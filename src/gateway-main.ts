@@ -1,0 +1,91 @@
+import 'reflect-metadata';
+import cluster from 'node:cluster';
+import { loadConfig, ConfigError } from './config.js';
+import { createLogger, defaultLogFormat } from './logger.js';
+import { openDatabase } from './db/database.js';
+import { createGateway } from './server.js';
+import { runPrimary } from './cluster.js';
+import { OutboxPrimary } from './events/cluster-outbox.js';
+import { OutboxLag } from './observability/outbox-lag.js';
+import { primaryMetrics } from './observability/metrics.js';
+import { shutdownTracing, tracing } from './observability/tracing.js';
+
+/**
+ * The gateway process (entered through src/main.ts): configuration → database (migrated) →
+ * gateway → signal handling. With more than one worker (`WEB_CONCURRENCY`, by default one per
+ * core on a PostgreSQL server) this process is the cluster's primary: it migrates once, then runs
+ * the workers (src/cluster.ts), each of which comes back here as a whole gateway on the shared port.
+ */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel, undefined, { format: config.logFormat ?? defaultLogFormat(config.appEnv) });
+  if (tracing.startError) logger.warn({ err: { message: tracing.startError } }, 'tracing not started; running without it');
+  else if (tracing.on) logger.info({ exporter: process.env.OTEL_TRACES_EXPORTER ?? 'otlp' }, 'tracing on');
+  // Node prints warnings (MaxListenersExceeded, deprecations) as plain text on stderr; here they
+  // become JSON log lines like everything else.
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => logger.warn({ warning: { name: w.name, code: (w as NodeJS.ErrnoException).code, message: w.message } }, 'process warning'));
+  if (config.devSecretsInUse.length > 0) {
+    logger.warn({ secrets: config.devSecretsInUse }, 'using built-in development secrets; never do this in production');
+  }
+  if (cluster.isPrimary && config.webConcurrency > 1) {
+    const migrated = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1, logger });
+    await migrated.close();
+    // One outbox reader for the whole instance: the primary reads and hands each worker its rows.
+    const lag = new OutboxLag();
+    const outbox = new OutboxPrimary({ url: migrated.url, log: logger, pollIntervalMs: config.outboxPollIntervalMs, onRead: (rows) => lag.read(rows) });
+    await outbox.start();
+    runPrimary({
+      workers: config.webConcurrency,
+      logger,
+      onFork: (worker) => outbox.attach(worker),
+      onStopped: () => outbox.close(),
+      // Summed into every scrape of /metrics with the workers' own.
+      metrics: primaryMetrics(() => lag.seconds),
+    });
+    return;
+  }
+  const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax, logger });
+  logger.info({ database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, 'database ready, migrations applied');
+  const gateway = await createGateway({ config, db, logger });
+  const url = await gateway.listen();
+  logger.info({ url, env: config.appEnv }, 'wallet gateway listening');
+
+  let stopping = false;
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    const force = setTimeout(() => {
+      logger.error('shutdown took longer than 10 s; exiting');
+      process.exit(1);
+    }, 10_000);
+    force.unref();
+    try {
+      await gateway.dispose();
+      await db.close();
+      await shutdownTracing(); // the last spans are exported before the exit
+      logger.info('stopped');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'error during shutdown');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`wallet-gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});
