@@ -7,6 +7,7 @@ import type { Context } from '../context.js';
 import { describeError } from '../errors.js';
 import { formatGraphQLError, isUnexpectedError } from './format-error.js';
 import { unwrapResolverError } from '@apollo/server/errors';
+import { PARSE_OPTIONS } from './document-limits.js';
 
 export interface ApolloOptions {
   schema: GraphQLSchema;
@@ -30,6 +31,8 @@ export async function createApollo({ schema, config, logger, validationRules }: 
     // main.ts owns the signals (drain, close the pool, exit 0); Apollo's own handler would re-raise SIGTERM.
     stopOnTerminationSignals: false,
     validationRules: [...validationRules],
+    // The door has bounded the document's size and nesting already (src/http/apollo-koa.ts).
+    parseOptions: PARSE_OPTIONS,
     plugins: [
       // No Apollo landing page (it loads from a CDN); development serves GraphiQL instead (src/sandbox).
       ApolloServerPluginLandingPageDisabled(),

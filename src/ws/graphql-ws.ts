@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useGraphqlWsServer, type WsExtra } from './use-ws.js';
 import { CloseCode, type Context as WsContext } from 'graphql-ws';
-import { GraphQLError, parse, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, specifiedRules, validate, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createContext, type Context } from '../context.js';
@@ -10,6 +10,7 @@ import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
 import { formatGraphQLError } from '../graphql/format-error.js';
 import { MAX_BODY_BYTES } from '../http/body.js';
+import { parseDocument } from '../graphql/document-limits.js';
 
 export interface GraphqlWsOptions {
   server: http.Server;
@@ -137,11 +138,11 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
             return refused('RATE_LIMITED', `At most ${MAX_OPERATIONS_PER_USER} operations may be open per user`);
           }
         }
-        // Parsed and validated here so that a syntax error is an error message for this
-        // operation, not an exception that would close the whole socket.
+        // Parsed (within the document limits) and validated here so that a syntax error is an
+        // error message for this operation, not an exception that would close the whole socket.
         let document;
         try {
-          document = parse(payload.query);
+          document = parseDocument(payload.query);
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error')];
         }
