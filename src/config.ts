@@ -53,6 +53,7 @@ const schema = z.object({
   RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(100),
   LOOKUP_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   WS_MAX_CONNECTIONS_PER_USER: z.coerce.number().int().min(1).default(5),
+  WS_CONNECTION_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).default(8),
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(5000),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(20).max(60_000).default(300),
@@ -94,6 +95,8 @@ export interface Config {
   readonly rateLimitPerSecond: number;
   readonly lookupLimitPerMinute: number;
   readonly wsMaxConnectionsPerUser: number;
+  /** How long a WebSocket's place in the per-user limit outlives its process's last renewal. */
+  readonly wsConnectionLeaseSeconds: number;
   readonly graphqlMaxDepth: number;
   readonly graphqlMaxCost: number;
   /** How often each instance reads the outbox when no wake-up arrived. */
@@ -178,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
     lookupLimitPerMinute: c.LOOKUP_LIMIT_PER_MINUTE,
     wsMaxConnectionsPerUser: c.WS_MAX_CONNECTIONS_PER_USER,
+    wsConnectionLeaseSeconds: c.WS_CONNECTION_LEASE_SECONDS,
     graphqlMaxDepth: c.GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: c.GRAPHQL_MAX_COST,
     metricsToken: c.METRICS_TOKEN,

@@ -5,6 +5,7 @@ import { Migration20261122000300_events_webhooks } from './Migration202611220003
 import { Migration20261122001000_operators } from './Migration20261122001000_operators.js';
 import { Migration20261122001100_audit_log } from './Migration20261122001100_audit_log.js';
 import { Migration20261122001200_partial_refunds } from './Migration20261122001200_partial_refunds.js';
+import { Migration20261124000000_ws_connections } from './Migration20261124000000_ws_connections.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -15,4 +16,5 @@ export const migrationsList = [
   { name: 'Migration20261122001000_operators', class: Migration20261122001000_operators },
   { name: 'Migration20261122001100_audit_log', class: Migration20261122001100_audit_log },
   { name: 'Migration20261122001200_partial_refunds', class: Migration20261122001200_partial_refunds },
+  { name: 'Migration20261124000000_ws_connections', class: Migration20261124000000_ws_connections },
 ];
