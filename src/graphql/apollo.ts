@@ -8,6 +8,7 @@ import { describeError } from '../errors.js';
 import { formatGraphQLError, isUnexpectedError } from './format-error.js';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { PARSE_OPTIONS } from './document-limits.js';
+import { costError, costLimitOf } from './cost.js';
 
 export interface ApolloOptions {
   schema: GraphQLSchema;
@@ -39,13 +40,16 @@ export async function createApollo({ schema, config, logger, validationRules }: 
       {
         async requestDidStart() {
           return {
-            async didResolveOperation({ operation }) {
+            async didResolveOperation({ operation, document, operationName, request, contextValue }) {
               // graphql-js would "execute" a subscription once over HTTP and fail on its null root (a 500).
               if (operation?.operation === 'subscription') {
                 throw new GraphQLError('Subscriptions are served over WebSocket (graphql-ws) on /graphql', {
                   extensions: { code: 'BAD_USER_INPUT', statusCode: 400, http: { status: 400 } },
                 });
               }
+              // The cost limit of the caller's credential, with the operation's variables (src/graphql/cost.ts).
+              const tooCostly = costError(schema, document, request.variables, operationName ?? undefined, costLimitOf(config, contextValue?.principal));
+              if (tooCostly) throw new GraphQLError(tooCostly.message, { extensions: { ...tooCostly.extensions, http: { status: 400 } } });
             },
             async didEncounterErrors({ errors, contextValue }) {
               for (const error of errors) {

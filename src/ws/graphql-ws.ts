@@ -12,6 +12,7 @@ import { formatGraphQLError } from '../graphql/format-error.js';
 import { MAX_BODY_BYTES } from '../http/body.js';
 import { parseDocument } from '../graphql/document-limits.js';
 import { ConnectionSlots } from './connection-slots.js';
+import { costError, costLimitOf } from '../graphql/cost.js';
 
 export interface GraphqlWsOptions {
   server: http.Server;
@@ -175,6 +176,9 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         }
         const errors = validate(schema, document, rules);
         if (errors.length > 0) return config.appEnv === 'production' ? errors.map(withoutSuggestions) : errors;
+        const principal = userId ? ({ kind: 'user', userId } as const) : undefined;
+        const tooCostly = costError(schema, document, payload.variables ?? undefined, payload.operationName ?? undefined, costLimitOf(config, principal));
+        if (tooCostly) return [tooCostly];
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
       context: (ctx): Promise<Context> =>

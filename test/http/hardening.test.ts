@@ -259,7 +259,7 @@ describe('GraphQL depth limit (GRAPHQL_MAX_DEPTH, default 8)', () => {
   });
 });
 
-describe('GraphQL cost limit (GRAPHQL_MAX_COST, default 5000)', () => {
+describe('GraphQL cost limit (GRAPHQL_MAX_COST 2,000 for secret keys and user tokens, GRAPHQL_MAX_COST_ADMIN 25,000)', () => {
   const page = (first: number) => `{ paymentRequests(first: ${first}) { nodes { id status } } }`;
 
   test('a page of 10 is answered', async () => {
@@ -269,19 +269,20 @@ describe('GraphQL cost limit (GRAPHQL_MAX_COST, default 5000)', () => {
     expect(Array.isArray(res.body.data.paymentRequests.nodes)).toBe(true);
   });
 
-  test('a page of 5000 costs too much and is refused before it runs, over HTTP', async () => {
-    const res = await gql(app.baseUrl, page(5000), {}, app.config.adminToken);
+  test('pages of pages that cost too much are refused before they run, over HTTP', async () => {
+    // 1 + 200 × (1 + 1 + 200 × 3) = 120,401
+    const res = await gql(app.baseUrl, '{ wallets(first: 200) { nodes { paymentRequests(first: 200) { nodes { id status } } } } }', {}, app.config.adminToken);
     expect(res.status).toBe(400);
     expect(res.body.data).toBeUndefined();
-    expect(res.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/Cost limit of 5000 exceeded/) })]);
+    expect(res.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/^Query cost 120,401 exceeds the limit of 25,000/) })]);
   });
 
   test('many aliases of one field cost too much as well', async () => {
-    // 2 + 1.5 × 3400 = 5102 (the body stays under the 64 KiB limit).
-    const aliases = Array.from({ length: 3400 }, (_, i) => `a${i}: id`).join(' ');
+    // 10 (a list without paging) × (1 + 200) = 2,010
+    const aliases = Array.from({ length: 200 }, (_, i) => `a${i}: id`).join(' ');
     const res = await gql(app.baseUrl, `{ myPendingPaymentRequests { ${aliases} } }`);
     expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/Cost limit of 5000 exceeded/) })]);
+    expect(res.body.errors).toEqual([expect.objectContaining({ message: expect.stringMatching(/^Query cost 2,010 exceeds the limit of 2,000/) })]);
   });
 
   test('and over graphql-ws', async () => {
@@ -289,7 +290,7 @@ describe('GraphQL cost limit (GRAPHQL_MAX_COST, default 5000)', () => {
     const client = wsClient(app.baseUrl, user.token);
     try {
       const costly = subscribe(client, page(5000));
-      expect(errorMessages(await settle(costly))).toEqual([expect.stringMatching(/Cost limit of 5000 exceeded/)]);
+      expect(errorMessages(await settle(costly))).toEqual([expect.stringMatching(/^Query cost 15,001 exceeds the limit of 2,000/)]);
       // The cheap page passes validation and reaches the resolver (which wants the admin token).
       const cheap = subscribe(client, page(10));
       expect(errorMessages(await settle(cheap))).toEqual([expect.stringMatching(/admin token/i)]);
