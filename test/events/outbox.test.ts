@@ -2,7 +2,7 @@ import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app
 import { describeOnServer } from '../helpers/db.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { approve, cancel, reject, requestPayment, sleep } from '../helpers/payments.js';
-import { writeEvent } from '../../src/events/events.js';
+import { settledHorizon, writeEvent } from '../../src/events/events.js';
 import { PaymentRequest, PaymentRequestStatus } from '../../src/payment-requests/payment-request.entity.js';
 
 let app: TestApp;
@@ -178,8 +178,11 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
     });
     await written;
     const fast = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-    // The fast one is only readable once the slow one settled; then both arrive, none skipped.
-    await sleep(app.config.outboxPollIntervalMs * 2);
+    // The fast one is only readable once the slow one settled: the readers' horizon (the oldest
+    // transaction still open) stays at or below the fast event's transaction while the slow one
+    // holds; that, not a pause, is what keeps it from being read. Then both arrive, none skipped.
+    const [fastEvent] = await app.db.orm.em.fork().execute<Array<{ xid: string }>>('select xid::text as xid from events where payment_request_id = ?', [fast]);
+    expect(BigInt(await settledHorizon(app.db.orm.em.fork()))).toBeLessThanOrEqual(BigInt(fastEvent!.xid));
     expect(sub.values).toHaveLength(0);
     release();
     const slowId = await slow;
