@@ -54,8 +54,10 @@ const schema = z.object({
   LOOKUP_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(30),
   WEBHOOK_TEST_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(10),
   WS_MAX_CONNECTIONS_PER_USER: z.coerce.number().int().min(1).default(5),
+  WS_CONNECTION_LEASE_SECONDS: z.coerce.number().int().min(1).max(3600).default(30),
   GRAPHQL_MAX_DEPTH: z.coerce.number().int().min(2).default(8),
-  GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(5000),
+  GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(2000),
+  GRAPHQL_MAX_COST_ADMIN: z.coerce.number().int().min(10).default(25_000),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(20).max(60_000).default(300),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
@@ -107,8 +109,13 @@ export interface Config {
   /** Test sends (POST /webhook-endpoints/{id}/test) per endpoint per minute. */
   readonly webhookTestLimitPerMinute: number;
   readonly wsMaxConnectionsPerUser: number;
+  /** How long a WebSocket's place in the per-user limit outlives its process's last renewal. */
+  readonly wsConnectionLeaseSeconds: number;
   readonly graphqlMaxDepth: number;
+  /** Cost limit of an operation with a secret key, a user token or no credential (src/graphql/cost.ts). */
   readonly graphqlMaxCost: number;
+  /** Cost limit of an operation with an operator token or ADMIN_TOKEN (internal tools navigate the graph). */
+  readonly graphqlMaxCostAdmin: number;
   /** How often each instance reads the outbox when no wake-up arrived. */
   readonly outboxPollIntervalMs: number;
   /** Delays (seconds) before each webhook retry; after the last one the delivery fails. */
@@ -208,8 +215,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lookupLimitPerMinute: c.LOOKUP_LIMIT_PER_MINUTE,
     webhookTestLimitPerMinute: c.WEBHOOK_TEST_LIMIT_PER_MINUTE,
     wsMaxConnectionsPerUser: c.WS_MAX_CONNECTIONS_PER_USER,
+    wsConnectionLeaseSeconds: c.WS_CONNECTION_LEASE_SECONDS,
     graphqlMaxDepth: c.GRAPHQL_MAX_DEPTH,
     graphqlMaxCost: c.GRAPHQL_MAX_COST,
+    graphqlMaxCostAdmin: c.GRAPHQL_MAX_COST_ADMIN,
     metricsToken: c.METRICS_TOKEN,
     sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS === 'true',
     sandboxDelayMs: c.SANDBOX_DELAY_MS,

@@ -4,7 +4,8 @@
 //   npm run test:model  -- [--runs N]  [--seed S]   test/model      (N command sequences)
 //   npm run test:faults                              test/process    (the real process: SIGTERM, kill -9, outage, locks)
 //   npm run test:proof  -- [--count N] [--runs N]    all three at full size, then a table of cases, failures and seeds
-// TEST_DATABASE_URL must point at a PostgreSQL server (each test file creates its own database).
+// TEST_DATABASE_URL must point at a PostgreSQL server that answers (each test file creates its own
+// database); without one, or with a test skipped, the run fails.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +28,28 @@ if (!chosen.every((s) => SUITES[s])) {
   process.stderr.write(`unknown suite ${suite}: fuzz, model, faults or proof\n`);
   process.exit(2);
 }
+// The suites prove what they are named after only on a PostgreSQL server: on the embedded
+// database the races and the process-level faults are skipped. So no server is an error here.
+const databaseUrl = process.env.TEST_DATABASE_URL;
+if (!databaseUrl) {
+  process.stderr.write('TEST_DATABASE_URL must point at a PostgreSQL server (e.g. postgresql://postgres@127.0.0.1:5432/test): the proof suites do not run on the embedded database\n');
+  process.exit(2);
+}
+const probe = spawnSync(
+  path.join(root, 'node_modules', '.bin', 'node'),
+  [
+    '-e',
+    `const pg = require('pg'); const c = new pg.Client({ connectionString: process.argv[1], connectionTimeoutMillis: 5000 });
+     c.connect().then(() => c.query('select 1')).then(() => c.end()).then(() => process.exit(0), (e) => { console.error(e.message); process.exit(1); });`,
+    databaseUrl,
+  ],
+  { cwd: root, encoding: 'utf8' },
+);
+if (probe.status !== 0) {
+  process.stderr.write(`no PostgreSQL server answers at TEST_DATABASE_URL=${databaseUrl}: ${(probe.stderr || probe.error?.message || '').trim()}\n`);
+  process.exit(2);
+}
+
 const proofDir = path.join(root, '.proof', new Date().toISOString().replace(/[:.]/g, '-'));
 mkdirSync(proofDir, { recursive: true });
 const jest = path.join(root, 'node_modules', 'jest', 'bin', 'jest.js');
@@ -45,6 +68,17 @@ for (const name of chosen) {
     jestResults[name] = JSON.parse(readFileSync(out, 'utf8'));
   } catch {
     jestResults[name] = undefined;
+    failed = true;
+  }
+  // A skipped test proved nothing: in a proof run it is a failure, named.
+  const skipped = (jestResults[name]?.testResults ?? []).flatMap((t) => t.assertionResults.filter((a) => a.status === 'pending' || a.status === 'todo').map((a) => a.fullName));
+  if (skipped.length > 0) {
+    failed = true;
+    process.stderr.write(`\n${name}: ${skipped.length} test(s) skipped, which a proof run does not allow:\n${skipped.map((t) => `  ${t}`).join('\n')}\n`);
+  }
+  if ((jestResults[name]?.numTotalTests ?? 0) === 0) {
+    failed = true;
+    process.stderr.write(`\n${name}: no test ran\n`);
   }
 }
 

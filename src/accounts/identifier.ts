@@ -42,7 +42,7 @@ export function normaliseUsername(raw: string): string {
 export function parseIdentifier(raw: string): AccountIdentifier {
   const value = raw.trim();
   if (value.length === 0) throw badInput('identifier must not be empty');
-  if (value.length > 64) throw badInput('identifier must be at most 64 characters');
+  if ([...value].length > 64) throw badInput('identifier must be at most 64 characters');
   // PostgreSQL text cannot hold NUL (the query would fail with a 500); no identifier has controls.
   if ([...value].some((c) => c.charCodeAt(0) < 0x20 || c === '\u007f')) throw badInput('identifier must not contain control characters');
   if (PHONE_START.test(value)) {

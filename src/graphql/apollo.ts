@@ -8,6 +8,8 @@ import { describeError } from '../errors.js';
 import { formatGraphQLError, isUnexpectedError } from './format-error.js';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { nameApolloOperation, tracing } from '../observability/tracing.js';
+import { PARSE_OPTIONS } from './document-limits.js';
+import { costError, costLimitOf } from './cost.js';
 
 export interface ApolloOptions {
   schema: GraphQLSchema;
@@ -31,13 +33,15 @@ export async function createApollo({ schema, config, logger, validationRules }: 
     // main.ts owns the signals (drain, close the pool, exit 0); Apollo's own handler would re-raise SIGTERM.
     stopOnTerminationSignals: false,
     validationRules: [...validationRules],
+    // The door has bounded the document's size and nesting already (src/http/apollo-koa.ts).
+    parseOptions: PARSE_OPTIONS,
     plugins: [
       // No Apollo landing page (it loads from a CDN); development serves GraphiQL instead (src/sandbox).
       ApolloServerPluginLandingPageDisabled(),
       {
         async requestDidStart() {
           return {
-            async didResolveOperation({ operation }) {
+            async didResolveOperation({ operation, document, operationName, request, contextValue }) {
               if (tracing.on) nameApolloOperation(operation);
               // graphql-js would "execute" a subscription once over HTTP and fail on its null root (a 500).
               if (operation?.operation === 'subscription') {
@@ -45,6 +49,9 @@ export async function createApollo({ schema, config, logger, validationRules }: 
                   extensions: { code: 'BAD_USER_INPUT', statusCode: 400, http: { status: 400 } },
                 });
               }
+              // The cost limit of the caller's credential, with the operation's variables (src/graphql/cost.ts).
+              const tooCostly = costError(schema, document, request.variables, operationName ?? undefined, costLimitOf(config, contextValue?.principal));
+              if (tooCostly) throw new GraphQLError(tooCostly.message, { extensions: { ...tooCostly.extensions, http: { status: 400 } } });
             },
             async didEncounterErrors({ errors, contextValue }) {
               for (const error of errors) {

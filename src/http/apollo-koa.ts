@@ -3,6 +3,13 @@ import type { Context as KoaContext, Middleware } from 'koa';
 import { Readable } from 'node:stream';
 import { readJsonBody } from './body.js';
 import { apolloRequestSpan, tracing } from '../observability/tracing.js';
+import { documentError, documentProblem } from '../graphql/document-limits.js';
+
+/** The operation's document text, where Apollo will look for it (a POST body's or a GET's `query`). */
+function documentOf(method: string, body: unknown, query: KoaContext['query']): string | undefined {
+  const text = method === 'POST' ? (body as { query?: unknown } | null | undefined)?.query : query.query;
+  return typeof text === 'string' ? text : undefined;
+}
 
 /**
  * Apollo Server 5 on Koa, through Apollo's documented integration entry point
@@ -19,6 +26,17 @@ export function apolloKoaMiddleware<TContext extends BaseContext>(
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
     }
     const body = ctx.method === 'POST' ? await readJsonBody(ctx) : undefined;
+    // Bounded before anything parses it (src/graphql/document-limits.ts): Apollo's parser would
+    // overflow the stack on a deeply nested document and answer an internal error.
+    const source = documentOf(ctx.method, body, ctx.query);
+    const problem = source === undefined ? undefined : documentProblem(source);
+    if (problem) {
+      const { message, extensions } = documentError(problem);
+      ctx.status = 400;
+      ctx.type = ctx.accepts('application/json', 'application/graphql-response+json') || 'application/json';
+      ctx.body = JSON.stringify({ errors: [{ message, extensions }] });
+      return;
+    }
     const execute = () =>
       server.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: ctx.method.toUpperCase(), headers, search: ctx.querystring, body },

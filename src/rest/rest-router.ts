@@ -140,13 +140,14 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       if (route.body && (body === null || typeof body !== 'object' || Array.isArray(body))) {
         throw new AppError('BAD_USER_INPUT', 'Request body must be a JSON object');
       }
-      const header = route.method === 'POST' ? ctx.get('idempotency-key') : '';
+      // A header sent empty is a bad key (400), not a missing one: `ctx.get` answers '' for both.
+      const header = route.method === 'POST' ? ctx.headers['idempotency-key'] : undefined;
       const principal = context.principal;
-      if (!header || principal.kind !== 'developer') {
+      if (header === undefined || principal.kind !== 'developer') {
         send(ctx, await run(ctx, context, body, null));
         return;
       }
-      const key = parseIdempotencyKey(header);
+      const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
       const print = fingerprint(route.method, ctx.path, body);
       const record = { store: deps.idempotency, developerId: principal.developerId, key, print };
       if (!route.claimInside) {

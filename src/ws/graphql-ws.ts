@@ -2,7 +2,7 @@ import type http from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useGraphqlWsServer, type WsExtra } from './use-ws.js';
 import { CloseCode, type Context as WsContext } from 'graphql-ws';
-import { GraphQLError, execute, parse, specifiedRules, subscribe, validate, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
+import { GraphQLError, execute, specifiedRules, subscribe, validate, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { createContext, type Context } from '../context.js';
@@ -11,6 +11,9 @@ import { AppError } from '../errors.js';
 import { formatGraphQLError } from '../graphql/format-error.js';
 import { MAX_BODY_BYTES } from '../http/body.js';
 import { graphqlOperationSpan, SpanKind, tracing } from '../observability/tracing.js';
+import { parseDocument } from '../graphql/document-limits.js';
+import { ConnectionSlots } from './connection-slots.js';
+import { costError, costLimitOf } from '../graphql/cost.js';
 
 export interface GraphqlWsOptions {
   server: http.Server;
@@ -26,6 +29,8 @@ export interface GraphqlWsOptions {
 
 export interface GraphqlWs {
   readonly wss: WebSocketServer;
+  /** This instance's places in the per-user connection limit (held in the database for every instance). */
+  readonly slots: ConnectionSlots;
   /** Closes every socket with 1001 (going away) and stops accepting new ones. */
   dispose(): Promise<void>;
 }
@@ -40,6 +45,8 @@ type SocketContext = WsContext<Record<string, unknown> | undefined, WsExtra & Pa
 
 /** Close code for a user over the per-user connection limit. */
 export const TOO_MANY_CONNECTIONS = 4429;
+/** Close code (RFC 6455 registry: Try Again Later) when the connection limit cannot be checked (database unreachable). */
+export const TRY_AGAIN_LATER = 1013;
 /** Close code (and reason) of a socket whose user token has expired: the token is no longer valid. */
 export const TOKEN_EXPIRED = { code: CloseCode.Unauthorized, reason: 'Token expired' } as const;
 /** Operations (subscriptions, or queries and mutations still running) open on one socket at most. */
@@ -95,6 +102,12 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
   const { server, schema, config, services, logger } = opts;
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_BODY_BYTES });
   const rules = [...specifiedRules, ...(opts.validationRules ?? [])];
+  const slots = new ConnectionSlots(services.forkEm, {
+    maxPerUser: config.wsMaxConnectionsPerUser,
+    leaseMs: config.wsConnectionLeaseSeconds * 1000,
+    log: logger.child({ component: 'ws-connections' }),
+  });
+  slots.start();
   /** Each user's acknowledged sockets on this instance (their contexts hold the open operations). */
   const socketsPerUser = new Map<string, Set<SocketContext>>();
   const openOperations = (ctx: SocketContext): number => Object.keys(ctx.subscriptions).length;
@@ -117,11 +130,26 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         // The socket may have been cut while the token was being verified: its close has already
         // run, so it must not be counted (it would never be uncounted).
         if (socket.readyState !== socket.OPEN) return false;
-        const sockets = socketsPerUser.get(claims.userId) ?? new Set<SocketContext>();
-        if (sockets.size >= config.wsMaxConnectionsPerUser) {
-          socket.close(TOO_MANY_CONNECTIONS, 'Too many connections');
+        // The limit holds across every process and instance on the database (SPEC §14).
+        const tooMany = (): void => socket.close(TOO_MANY_CONNECTIONS, 'Too many connections');
+        let slot;
+        try {
+          slot = await slots.claim(claims.userId, tooMany);
+        } catch (err) {
+          logger.warn({ err: { message: (err as Error).message } }, 'WebSocket connection limit could not be checked');
+          socket.close(TRY_AGAIN_LATER, 'Try again later');
           return false;
         }
+        if (!slot) {
+          tooMany();
+          return false;
+        }
+        // Cut while its place was being claimed: give the place back at once.
+        if (socket.readyState !== socket.OPEN) {
+          void slots.release(slot);
+          return false;
+        }
+        const sockets = socketsPerUser.get(claims.userId) ?? new Set<SocketContext>();
         sockets.add(ctx);
         socketsPerUser.set(claims.userId, sockets);
         ctx.extra.userId = claims.userId;
@@ -130,6 +158,7 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         // Uncounted by the socket's own close event, registered while it is open: it always runs.
         socket.once('close', () => {
           stopTimer();
+          void slots.release(slot);
           sockets.delete(ctx);
           if (sockets.size === 0 && socketsPerUser.get(claims.userId) === sockets) socketsPerUser.delete(claims.userId);
         });
@@ -152,16 +181,19 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
             return refused('RATE_LIMITED', `At most ${MAX_OPERATIONS_PER_USER} operations may be open per user`);
           }
         }
-        // Parsed and validated here so that a syntax error is an error message for this
-        // operation, not an exception that would close the whole socket.
+        // Parsed (within the document limits) and validated here so that a syntax error is an
+        // error message for this operation, not an exception that would close the whole socket.
         let document;
         try {
-          document = parse(payload.query);
+          document = parseDocument(payload.query);
         } catch (err) {
           return [err instanceof GraphQLError ? err : new GraphQLError('Syntax error')];
         }
         const errors = validate(schema, document, rules);
         if (errors.length > 0) return config.appEnv === 'production' ? errors.map(withoutSuggestions) : errors;
+        const principal = userId ? ({ kind: 'user', userId } as const) : undefined;
+        const tooCostly = costError(schema, document, payload.variables ?? undefined, payload.operationName ?? undefined, costLimitOf(config, principal));
+        if (tooCostly) return [tooCostly];
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
       context: (ctx): Promise<Context> =>
@@ -180,8 +212,10 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
   );
   return {
     wss,
+    slots,
     async dispose() {
       await disposable.dispose();
+      await slots.stop();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { startTestApp, factories, gql, type TestApp } from '../helpers/app.js';
 import { approve, balances, requestPayment } from '../helpers/payments.js';
+import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
 
 let app: TestApp;
 let admin: string;
@@ -70,21 +71,23 @@ describe('partial refunds', () => {
     expect(check.body.data.ledgerCheck.checkedWallets).toBeGreaterThanOrEqual(1);
   });
 
-  test('concurrent partial refunds never refund more than the amount', async () => {
-    const f = factories(app);
-    const dev = await f.developer();
-    const user = await f.user({ balance: 100 });
-    const { tx } = await paid(dev, user, 25);
-    // 8 at once: within the pool (10), so every call reaches the row lock and only the amount decides.
-    const results = await Promise.all(Array.from({ length: 8 }, () => gql(app.baseUrl, REFUND, { id: tx, a: 4 }, admin)));
-    const ok = results.filter((r) => r.body.data?.refundTransaction).length;
-    expect(ok).toBe(6); // 6 × 4 = 24 ≤ 25 < 28
-    for (const r of results.filter((x) => !x.body.data?.refundTransaction)) {
-      expect(r.body.errors[0].extensions.code).toBe('REFUND_EXCEEDS_REMAINING');
-    }
-    expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 99, developer: 1 });
-    const check = await gql(app.baseUrl, '{ ledgerCheck { ok } }', {}, admin);
-    expect(check.body.data.ledgerCheck.ok).toBe(true);
+  describeOnServer('concurrently', ONE_CONNECTION, () => {
+    test('concurrent partial refunds never refund more than the amount', async () => {
+      const f = factories(app);
+      const dev = await f.developer();
+      const user = await f.user({ balance: 100 });
+      const { tx } = await paid(dev, user, 25);
+      // 8 at once: within the pool (10), so every call reaches the row lock and only the amount decides.
+      const results = await Promise.all(Array.from({ length: 8 }, () => gql(app.baseUrl, REFUND, { id: tx, a: 4 }, admin)));
+      const ok = results.filter((r) => r.body.data?.refundTransaction).length;
+      expect(ok).toBe(6); // 6 × 4 = 24 ≤ 25 < 28
+      for (const r of results.filter((x) => !x.body.data?.refundTransaction)) {
+        expect(r.body.errors[0].extensions.code).toBe('REFUND_EXCEEDS_REMAINING');
+      }
+      expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 99, developer: 1 });
+      const check = await gql(app.baseUrl, '{ ledgerCheck { ok } }', {}, admin);
+      expect(check.body.data.ledgerCheck.ok).toBe(true);
+    });
   });
 
   test("a refund the developer's balance cannot cover is refused and changes nothing", async () => {

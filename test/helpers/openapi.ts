@@ -65,7 +65,8 @@ function retarget(node: Json): Json {
 }
 
 function createAjv(): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, validateFormats: true });
+  // multipleOfPrecision: `multipleOf: 0.01` on a double (12.34 / 0.01 = 1233.9999999999998).
+  const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, validateFormats: true, multipleOfPrecision: 9 });
   // ajv-formats is CommonJS; its plugin is module.exports (and .default on it).
   const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as unknown as (a: Ajv2020) => void;
   addFormats(ajv);

@@ -73,11 +73,15 @@ export function subscribe<T = any>(client: Client, query: string): Sub<T> {
   };
 }
 
-/** Waits until the server has registered `n` open subscriptions (so a following event cannot be missed). */
-export async function untilSubscribed(hub: { stats: { subscriptions: number } }, n: number, timeoutMs = 2000): Promise<void> {
+/**
+ * Waits until the server has registered `n` open subscriptions (so a following event cannot be
+ * missed); with `exactly`, until it holds exactly `n` (e.g. after the server dropped some).
+ */
+export async function untilSubscribed(hub: { stats: { subscriptions: number } }, n: number, timeoutMs = 2000, mode: 'atLeast' | 'exactly' = 'atLeast'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (hub.stats.subscriptions < n) {
-    if (Date.now() > deadline) throw new Error(`only ${hub.stats.subscriptions} of ${n} subscriptions registered`);
+  const done = () => (mode === 'exactly' ? hub.stats.subscriptions === n : hub.stats.subscriptions >= n);
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`${hub.stats.subscriptions} subscriptions registered, waiting for ${mode === 'exactly' ? 'exactly' : 'at least'} ${n}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }

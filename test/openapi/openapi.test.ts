@@ -149,9 +149,10 @@ describe('the document', () => {
       additionalProperties: false,
       required: ['walletId', 'amount', 'description', 'merchantName'],
       properties: {
-        amount: { type: 'number', minimum: 0.01, maximum: 1000000 },
-        description: { minLength: 1, maxLength: 255 },
-        merchantName: { minLength: 1, maxLength: 100 },
+        amount: { type: 'number', minimum: 0.01, maximum: 1000000, multipleOf: 0.01 },
+        // 1-255 / 1-100 characters after trimming: the pattern says it (maxLength would refuse surrounding spaces the server trims).
+        description: { minLength: 1, pattern: expect.stringContaining('{0,253}') },
+        merchantName: { minLength: 1, pattern: expect.stringContaining('{0,98}') },
       },
     });
     expect(Object.keys(s.PaymentRequestResponse.properties).sort()).toEqual(['expiresAt', 'message', 'paymentRequestId', 'status', 'success']);

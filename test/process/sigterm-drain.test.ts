@@ -100,4 +100,69 @@ describeOnServer('the real process draining on SIGTERM', 'spawns the gateway on 
     expect(problems).toEqual([]);
     expect(gateway.lines.filter((l) => !l.startsWith('{'))).toEqual([]);
   }, 240_000);
+
+  test('a request in flight at SIGTERM is answered; a request on a kept-alive socket after it gets the documented 503', async () => {
+    const { developers, users } = await seed(database.db, { developers: 1, users: 1, balance: 100 });
+    const dev = developers[0]!;
+    const user = users[0]!;
+    const gateway = await spawnGateway(database.url!, { WEB_CONCURRENCY: '1' });
+    const idle = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // A kept-alive socket that has carried one request and is idle.
+      const first = await send(idle, gateway.baseUrl, 'GET', `/api/v1/account/${user.walletId}x`, { token: dev.secretKey });
+      expect(first).toMatchObject({ kind: 'response', status: 404 });
+      // A request in flight: sent with `Expect: 100-continue`, so the server's "100 Continue" says
+      // it is running the request (counted in flight) while its body has not been sent yet.
+      const body = JSON.stringify({ walletId: user.walletId, amount: 1, description: 'in flight', merchantName: 'Drain' });
+      let finish!: () => void;
+      let started!: () => void;
+      const running = new Promise<void>((resolve) => (started = resolve));
+      const inFlight = new Promise<{ status: number; text: string; connection: string | undefined }>((resolve, reject) => {
+        const req = http.request(
+          `${gateway.baseUrl}/api/v1/wallet/request-payment`,
+          {
+            method: 'POST',
+            agent: false,
+            headers: { authorization: `Bearer ${dev.secretKey}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue' },
+          },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (d: string) => (text += d));
+            res.on('end', () => resolve({ status: res.statusCode!, text, connection: res.headers.connection }));
+          },
+        );
+        req.on('error', reject);
+        req.on('continue', () => started());
+        req.flushHeaders();
+        finish = () => req.end(body);
+      });
+      await running;
+      const deadline = Date.now() + 10_000;
+      const shuttingDown = () => gateway.lines.some((l) => l.includes('"msg":"shutting down"'));
+      gateway.child.kill('SIGTERM');
+      while (!shuttingDown()) {
+        if (Date.now() > deadline) throw new Error('the gateway did not log "shutting down"');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // Draining: the idle kept-alive socket's next request is refused before it runs, readably.
+      const refused = await send(idle, gateway.baseUrl, 'POST', '/api/v1/wallet/request-payment', {
+        token: dev.secretKey,
+        body: { walletId: user.walletId, amount: 1, description: 'after SIGTERM', merchantName: 'Drain' },
+      });
+      expect(refused).toEqual({ kind: 'response', status: 503, body: { statusCode: 503, message: 'Server is shutting down' }, connection: 'close' });
+      // The request in flight completes and is answered.
+      finish();
+      const answered = await inFlight;
+      expect(answered.status).toBe(200);
+      expect(JSON.parse(answered.text)).toMatchObject({ success: true, status: 'PENDING' });
+      expect(answered.connection).toBe('close');
+      expect((await gateway.exited).code).toBe(0);
+      const rows = await database.db.orm.em.fork().execute<Array<{ description: string }>>(`select description from payment_requests where merchant_name = 'Drain' and developer_id = ?`, [dev.developerId]);
+      expect(rows.map((r) => r.description)).toEqual(['in flight']);
+    } finally {
+      idle.destroy();
+      if (gateway.child.exitCode === null && gateway.child.signalCode === null) gateway.child.kill('SIGKILL');
+    }
+  }, 120_000);
 });

@@ -1,6 +1,7 @@
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { fingerprint } from '../../src/rest/idempotency.js';
+import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
@@ -88,6 +89,22 @@ test('a bad Idempotency-Key header is a 400', async () => {
   expect(res.body.message).toMatch(/Idempotency-Key/);
 });
 
+test('an empty Idempotency-Key header is a 400 (SPEC §10: 1-255 characters), not a call without a key; nothing is created', async () => {
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  const body = { walletId: user.walletId, amount: 2, description: 'A', merchantName: 'Shop' };
+  for (let i = 0; i < 2; i++) {
+    const res = await http(app.baseUrl, '/api/v1/wallet/request-payment', { token: dev.secretKey, body, headers: { 'Idempotency-Key': '' } });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ statusCode: 400, message: 'Idempotency-Key must be 1-255 printable characters' });
+  }
+  expect(await countRequests(dev.developerId)).toBe(0);
+  const created = await post(dev.secretKey, undefined, body);
+  const cancel = await http(app.baseUrl, `/api/v1/wallet/payment-request/${created.body.paymentRequestId}/cancel`, { method: 'POST', token: dev.secretKey, headers: { 'Idempotency-Key': '' } });
+  expect(cancel.status).toBe(400);
+  expect((await http(app.baseUrl, `/api/v1/wallet/payment-request/${created.body.paymentRequestId}`, { token: dev.secretKey })).body.status).toBe('PENDING');
+});
+
 test('cancel honours Idempotency-Key too: the retry replays the 200', async () => {
   const dev = await f.developer();
   const user = await f.user({ balance: 10 });
@@ -126,30 +143,32 @@ test('same key while the first call is still running: 409 with Retry-After, the 
   expect(again.headers.get('retry-after')).toBeNull();
 });
 
-test('fifty concurrent calls with one key: exactly one request and one notification; the others replay or get 409', async () => {
-  const dev = await f.developer();
-  const user = await f.user({ balance: 10 });
-  const client = wsClient(app.baseUrl, user.token);
-  const before = app.gateway.services.events.stats.subscriptions;
-  const sub = subscribe(client, 'subscription { paymentRequested { id } }');
-  await untilSubscribed(app.gateway.services.events, before + 1);
-  const body = { walletId: user.walletId, amount: 3, description: 'Once', merchantName: 'Shop' };
-  const results = await Promise.all(Array.from({ length: 50 }, () => post(dev.secretKey, 'fifty', body)));
-  const created = results.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null);
-  const replayed = results.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true');
-  const conflicts = results.filter((r) => r.status === 409);
-  expect(created).toHaveLength(1);
-  expect(replayed.length + conflicts.length).toBe(49);
-  for (const r of replayed) expect(r.body.paymentRequestId).toBe(created[0]!.body.paymentRequestId);
-  for (const r of conflicts) expect(r.body).toEqual({ statusCode: 409, message: 'A request with this Idempotency-Key is still being processed' });
-  expect(await countRequests(dev.developerId)).toBe(1);
-  expect((await sub.next()).paymentRequested.id).toBe(created[0]!.body.paymentRequestId);
-  // No second notification: the next one this user receives is of a later, different request.
-  const later = await post(dev.secretKey, 'after-fifty', { ...body, description: 'Later' });
-  expect((await sub.next()).paymentRequested.id).toBe(later.body.paymentRequestId);
-  expect(sub.values).toHaveLength(2);
-  sub.dispose();
-  await client.dispose();
+describeOnServer('concurrent calls', ONE_CONNECTION, () => {
+  test('fifty concurrent calls with one key: exactly one request and one notification; the others replay or get 409', async () => {
+    const dev = await f.developer();
+    const user = await f.user({ balance: 10 });
+    const client = wsClient(app.baseUrl, user.token);
+    const before = app.gateway.services.events.stats.subscriptions;
+    const sub = subscribe(client, 'subscription { paymentRequested { id } }');
+    await untilSubscribed(app.gateway.services.events, before + 1);
+    const body = { walletId: user.walletId, amount: 3, description: 'Once', merchantName: 'Shop' };
+    const results = await Promise.all(Array.from({ length: 50 }, () => post(dev.secretKey, 'fifty', body)));
+    const created = results.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null);
+    const replayed = results.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true');
+    const conflicts = results.filter((r) => r.status === 409);
+    expect(created).toHaveLength(1);
+    expect(replayed.length + conflicts.length).toBe(49);
+    for (const r of replayed) expect(r.body.paymentRequestId).toBe(created[0]!.body.paymentRequestId);
+    for (const r of conflicts) expect(r.body).toEqual({ statusCode: 409, message: 'A request with this Idempotency-Key is still being processed' });
+    expect(await countRequests(dev.developerId)).toBe(1);
+    expect((await sub.next()).paymentRequested.id).toBe(created[0]!.body.paymentRequestId);
+    // No second notification: the next one this user receives is of a later, different request.
+    const later = await post(dev.secretKey, 'after-fifty', { ...body, description: 'Later' });
+    expect((await sub.next()).paymentRequested.id).toBe(later.body.paymentRequestId);
+    expect(sub.values).toHaveLength(2);
+    sub.dispose();
+    await client.dispose();
+  });
 });
 
 test('records are removed by the cleanup after 24 hours', async () => {

@@ -1,5 +1,6 @@
 import { startTestApp, startSecondInstance, factories, http, type TestApp } from '../helpers/app.js';
 import { approve, requestPayment, sleep } from '../helpers/payments.js';
+import { describeOnServer } from '../helpers/db.js';
 import { startReceiver, verify, type Received } from './receiver.js';
 
 let app: TestApp;
@@ -17,6 +18,29 @@ async function register(secretKey: string, url: string, events?: string[]) {
 }
 
 const types = (rs: Received[]) => rs.map((r) => r.json.type);
+
+/** The endpoint's deliveries once none is PENDING any more (the worker records an answer after the receiver gave it); bounded. */
+async function settledRows(target: TestApp, endpointId: string) {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const rows = await deliveryRows(target, endpointId);
+    if (rows.every((r) => r.status !== 'PENDING') || Date.now() > deadline) return rows;
+    await sleep(25);
+  }
+}
+
+/**
+ * The deliveries queued for an endpoint, by payment request: written in the transaction of each
+ * event, so once the call that made the event has answered, no row means nothing will ever be sent.
+ */
+async function deliveryRows(target: TestApp, endpointId: string, paymentRequestId?: string) {
+  return target.db.orm.em
+    .fork()
+    .execute<Array<{ status: string; attempts: number }>>(
+      `select status, attempts from webhook_deliveries where endpoint_id = ? ${paymentRequestId ? 'and payment_request_id = ?' : ''} order by id`,
+      paymentRequestId ? [endpointId, paymentRequestId] : [endpointId],
+    );
+}
 
 test('a registered endpoint receives created then approved, signed (verified with standardwebhooks), with the reference', async () => {
   const receiver = await startReceiver();
@@ -53,12 +77,13 @@ test('500 then 200: delivered once more with the same webhook-id; the attempts a
   const f = factories(app);
   const dev = await f.developer();
   const user = await f.user({ balance: 100 });
-  await register(dev.secretKey, receiver.url);
+  const endpoint = await register(dev.secretKey, receiver.url);
   await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   const got = await receiver.until((rs) => rs.some((r) => r.status === 200));
   expect(got.map((r) => r.status)).toEqual([500, 200]);
   expect(got[1]!.id).toBe(got[0]!.id);
-  await sleep(1500);
+  // Nothing more will be sent: the endpoint's only delivery is DELIVERED (no retry is pending).
+  expect(await settledRows(app, endpoint.id)).toEqual([{ status: 'DELIVERED', attempts: 2 }]);
   expect(receiver.received).toHaveLength(2);
   const detail = await http(app.baseUrl, `/api/v1/events/${got[0]!.id}`, { token: dev.secretKey });
   expect(detail.status).toBe(200);
@@ -160,49 +185,50 @@ test('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER_SECONDS is disab
       if (mine?.status !== 'DISABLED') await sleep(100);
     } while (mine?.status !== 'DISABLED' && Date.now() < deadline);
     expect(mine).toMatchObject({ id: endpoint.id, status: 'DISABLED', disabledReason: expect.stringMatching(/^No successful delivery since \d{4}-/) });
-    // Nothing more is sent to it.
-    const count = receiver.received.length;
-    await requestPayment(own.baseUrl, dev.secretKey, user.walletId, 1);
-    await sleep(1500);
-    expect(receiver.received).toHaveLength(count);
+    // Nothing more is sent to it: the next event's transaction queued no delivery for it.
+    const next = await requestPayment(own.baseUrl, dev.secretKey, user.walletId, 1);
+    expect(await deliveryRows(own, endpoint.id, next)).toEqual([]);
     await receiver.close();
   } finally {
     await own.close();
   }
 });
 
-test('two instances: every event is delivered, never twice at the same time', async () => {
-  const second = await startSecondInstance(app, { WEBHOOK_POLL_INTERVAL_MS: '50', SANDBOX_TEST_WALLETS: 'false' });
-  try {
-    const inFlight = new Map<string, number>();
-    let overlaps = 0;
-    const receiver = await startReceiver({
-      respond: async (r) => {
-        const n = (inFlight.get(r.id) ?? 0) + 1;
-        inFlight.set(r.id, n);
-        if (n > 1) overlaps++;
-        await sleep(30);
-        inFlight.set(r.id, (inFlight.get(r.id) ?? 1) - 1);
-        return 200;
-      },
-    });
-    const f = factories(app);
-    const dev = await f.developer();
-    const user = await f.user({ balance: 100 });
-    await register(dev.secretKey, receiver.url);
-    const ids = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => requestPayment(i % 2 ? second.baseUrl : app.baseUrl, dev.secretKey, user.walletId, 1)),
-    );
-    const got = await receiver.until((rs) => new Set(rs.map((r) => r.id)).size >= ids.length, 20_000);
-    await sleep(500);
-    expect(overlaps).toBe(0);
-    expect(new Set(got.map((r) => r.json.data.paymentRequest.id))).toEqual(new Set(ids));
-    // All answered 2xx, so each was sent exactly once.
-    expect(receiver.received).toHaveLength(ids.length);
-    await receiver.close();
-  } finally {
-    await second.close();
-  }
+describeOnServer('two instances', 'both instances would share the one connection of the embedded database, so their claims could not race', () => {
+  test('two instances: every event is delivered, never twice at the same time', async () => {
+    const second = await startSecondInstance(app, { WEBHOOK_POLL_INTERVAL_MS: '50', SANDBOX_TEST_WALLETS: 'false' });
+    try {
+      const inFlight = new Map<string, number>();
+      let overlaps = 0;
+      const receiver = await startReceiver({
+        respond: async (r) => {
+          const n = (inFlight.get(r.id) ?? 0) + 1;
+          inFlight.set(r.id, n);
+          if (n > 1) overlaps++;
+          await sleep(30);
+          inFlight.set(r.id, (inFlight.get(r.id) ?? 1) - 1);
+          return 200;
+        },
+      });
+      const f = factories(app);
+      const dev = await f.developer();
+      const user = await f.user({ balance: 100 });
+      const endpoint = await register(dev.secretKey, receiver.url);
+      const ids = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => requestPayment(i % 2 ? second.baseUrl : app.baseUrl, dev.secretKey, user.walletId, 1)),
+      );
+      const got = await receiver.until((rs) => new Set(rs.map((r) => r.id)).size >= ids.length, 20_000);
+      expect(overlaps).toBe(0);
+      expect(new Set(got.map((r) => r.json.data.paymentRequest.id))).toEqual(new Set(ids));
+      // Every delivery is DELIVERED after one attempt (nothing pending, nothing sent twice), and the receiver saw each once.
+      const rows = await settledRows(app, endpoint.id);
+      expect(rows).toEqual(Array(ids.length).fill({ status: 'DELIVERED', attempts: 1 }));
+      expect(receiver.received).toHaveLength(ids.length);
+      await receiver.close();
+    } finally {
+      await second.close();
+    }
+  });
 });
 
 test('rotate-secret: the old and the new secret both verify for 24 h (two v1 signatures)', async () => {
@@ -240,7 +266,8 @@ test('an endpoint only gets the event types it asked for; a deleted endpoint get
   expect((await http(app.baseUrl, `/api/v1/webhook-endpoints/${endpoint.id}`, { method: 'DELETE', token: dev.secretKey })).status).toBe(404);
   const b = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   await approve(app.baseUrl, user.token, b);
-  await sleep(1000);
+  // Nothing more is sent to it: the events of b (created, approved) queued no delivery for it.
+  expect(await deliveryRows(app, endpoint.id, b)).toEqual([]);
   expect(receiver.received).toHaveLength(1);
   expect((await http(app.baseUrl, '/api/v1/webhook-endpoints', { token: dev.secretKey })).body.data).toEqual([]);
   await receiver.close();

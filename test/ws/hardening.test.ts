@@ -122,6 +122,11 @@ test('#7 a socket is closed with 4401 "Token expired" when its token expires, an
   expect(await closed).toEqual({ code: 4401, reason: 'Token expired' });
   const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
   expect(Date.now()).toBeGreaterThanOrEqual(exp * 1000);
+  // Receives nothing after: the server itself dropped the subscription and the socket's place
+  // (checked on the server; the closed client could not receive anything anyway).
+  await untilSubscribed(app.gateway.services.events, before, 5000, 'exactly');
+  const [row] = await app.db.orm.em.fork().execute<Array<{ n: number }>>('select count(*)::int as n from ws_connections where user_id = ?', [user.userId]);
+  expect(row!.n).toBe(0);
   await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   expect(sub.values).toEqual([]);
   await client.dispose();

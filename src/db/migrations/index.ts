@@ -8,6 +8,7 @@ import { Migration20261122001200_partial_refunds } from './Migration202611220012
 import { Migration20261123002000_webhook_endpoint_activity } from './Migration20261123002000_webhook_endpoint_activity.js';
 import { Migration20261124000000_outbox_retention } from './Migration20261124000000_outbox_retention.js';
 import { Migration20261124100000_ledger_checks } from './Migration20261124100000_ledger_checks.js';
+import { Migration20261124200000_ws_connections } from './Migration20261124200000_ws_connections.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -21,4 +22,5 @@ export const migrationsList = [
   { name: 'Migration20261123002000_webhook_endpoint_activity', class: Migration20261123002000_webhook_endpoint_activity },
   { name: 'Migration20261124000000_outbox_retention', class: Migration20261124000000_outbox_retention },
   { name: 'Migration20261124100000_ledger_checks', class: Migration20261124100000_ledger_checks },
+  { name: 'Migration20261124200000_ws_connections', class: Migration20261124200000_ws_connections },
 ];

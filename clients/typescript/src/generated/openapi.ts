@@ -127,7 +127,8 @@ export interface paths {
                 /**
                  * @description A username or a phone number. An identifier starting with `09`, `9`, `08` or `8` is a
                  *     phone number and must then contain digits only (`0912345678` and `912345678` are the
-                 *     same phone). Anything else is a username, compared without regard to case.
+                 *     same phone). Anything else is a username, compared without regard to case. Surrounding
+                 *     white space is ignored; what is left is 1-64 characters without control characters.
                  */
                 identifier: string;
             };
@@ -208,7 +209,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (`we_...`). */
+                /** @description The endpoint's id (`we_...`); any other text answers `404`. */
                 endpointId: string;
             };
             cookie?: never;
@@ -231,7 +232,7 @@ export interface paths {
             query?: never;
             header?: never;
             path: {
-                /** @description The endpoint's id (`we_...`). */
+                /** @description The endpoint's id (`we_...`); any other text answers `404`. */
                 endpointId: string;
             };
             cookie?: never;
@@ -335,7 +336,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The event's id (`evt_...`), also the `webhook-id` header of its deliveries. */
-                eventId: string;
+                eventId: components["schemas"]["EventId"];
             };
             cookie?: never;
         };
@@ -359,7 +360,7 @@ export interface paths {
             header?: never;
             path: {
                 /** @description The event's id (`evt_...`), also the `webhook-id` header of its deliveries. */
-                eventId: string;
+                eventId: components["schemas"]["EventId"];
             };
             cookie?: never;
         };
@@ -1082,41 +1083,48 @@ export interface components {
          */
         PaymentRequest: {
             /**
-             * @description The wallet identifier returned by `GET /api/v1/account/{identifier}`.
+             * @description The wallet identifier returned by `GET /api/v1/account/{identifier}`: 1-64 characters
+             *     after trimming surrounding white space, no control characters other than tab, line feed
+             *     and carriage return.
              * @example wlt_4fQ9bT2mXc8LrA1sVd7kPz0e
              */
             walletId: string;
             /**
              * Format: double
-             * @description The amount to charge, in the wallet's currency: at least 0.01, at most 1,000,000, with
-             *     at most 2 decimal places (`12.5` and `12.50` are fine, `12.505` is rejected).
+             * @description The amount to charge, in the wallet's currency: at least 0.01, at most 1,000,000
+             *     (`MAX_AMOUNT`), with at most 2 decimal places (`12.5` and `12.50` are fine, `12.505` is
+             *     rejected): the JSON number must be exactly a number of hundredths as written.
              * @example 12.5
              */
             amount: number;
             /**
-             * @description What the payment is for, shown to the user. 1-255 characters after trimming surrounding spaces.
+             * @description What the payment is for, shown to the user: 1-255 characters after trimming surrounding
+             *     white space, no control characters other than tab, line feed and carriage return.
              * @example Order #1001
              */
             description: string;
             /**
-             * @description Your merchant or company name as the user sees it. 1-100 characters after trimming surrounding spaces.
+             * @description Your merchant or company name as the user sees it: 1-100 characters after trimming
+             *     surrounding white space, no control characters other than tab, line feed and carriage return.
              * @example Acme Coffee
              */
             merchantName: string;
-            reference?: components["schemas"]["Reference"];
-            metadata?: components["schemas"]["Metadata"];
+            /** @description Your own reference (or `null`, the same as leaving it out). */
+            reference?: components["schemas"]["Reference"] | null;
+            /** @description Your own key-value pairs (or `null`, the same as leaving it out). */
+            metadata?: components["schemas"]["Metadata"] | null;
         };
         /**
          * Reference
-         * @description Your own reference for the payment, typically your order id: 1-64 printable characters,
-         *     kept exactly as sent. Not unique. It comes back in the status body and in every event, and
+         * @description Your own reference for the payment, typically your order id: 1-64 printable characters
+         *     (no control, format, private-use or unassigned code points), kept exactly as sent. Not unique. It comes back in the status body and in every event, and
          *     `GET /api/v1/wallet/payment-requests?reference=` finds your requests by it.
          * @example order-1001
          */
         Reference: string;
         /**
          * Metadata
-         * @description Up to 20 keys of 1-40 characters with string values of at most 500 characters, returned as sent.
+         * @description Up to 20 keys of 1-40 printable characters with string values of at most 500 characters (no NUL), returned as sent.
          * @example {
          *       "customer": "42",
          *       "channel": "web"
@@ -1269,6 +1277,12 @@ export interface components {
             nextAfter: string | null;
         };
         /**
+         * EventId
+         * @description An event's id, also the `webhook-id` header of its deliveries; deduplicate on it.
+         * @example evt_2bX9kLmQ4rT7vW1yZ3aC5dE
+         */
+        EventId: string;
+        /**
          * EventType
          * @enum {string}
          */
@@ -1277,11 +1291,13 @@ export interface components {
         CreateWebhookEndpoint: {
             /**
              * Format: uri
-             * @description Where the POSTs go; `https` in production.
+             * @description Where the POSTs go: an absolute `http` or `https` URL without user name or password;
+             *     `https` only in production, where it must also not point to a private, loopback,
+             *     link-local or reserved address.
              */
             url: string;
-            /** @description The event types to send; omit for all. */
-            events?: components["schemas"]["EventType"][];
+            /** @description The event types to send; omit it (or send `null`) for all. */
+            events?: components["schemas"]["EventType"][] | null;
         };
         /** WebhookEndpoint */
         WebhookEndpoint: {
@@ -1406,11 +1422,6 @@ export interface components {
             /** @description Why no answer arrived (`timeout after 10000 ms`, `ECONNREFUSED`, `address not allowed`, ...); `null` when one did. */
             error: string | null;
         };
-        /**
-         * EventId
-         * @description The event's id, also the `webhook-id` header of its deliveries; deduplicate on it.
-         */
-        EventId: string;
         /**
          * PaymentRequestEventData
          * @description The payment request as `GET /api/v1/wallet/payment-request/{requestId}` answered it when the event happened.
@@ -1749,8 +1760,9 @@ export interface components {
          */
         WebhookSignature: string;
         /**
-         * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-         *     response and logged with it.
+         * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+         *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+         *     the gateway replaces it with an id of its own.
          */
         RequestIdHeader: string;
     };
@@ -1789,8 +1801,9 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -1861,8 +1874,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -1916,8 +1930,9 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -1970,8 +1985,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2014,8 +2030,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2023,7 +2040,8 @@ export interface operations {
                 /**
                  * @description A username or a phone number. An identifier starting with `09`, `9`, `08` or `8` is a
                  *     phone number and must then contain digits only (`0912345678` and `912345678` are the
-                 *     same phone). Anything else is a username, compared without regard to case.
+                 *     same phone). Anything else is a username, compared without regard to case. Surrounding
+                 *     white space is ignored; what is left is 1-64 characters without control characters.
                  */
                 identifier: string;
             };
@@ -2060,7 +2078,7 @@ export interface operations {
                 /** @description Only requests in this status. */
                 status?: components["schemas"]["PaymentRequestState"];
                 /** @description Only requests with this `reference` (given at creation). */
-                reference?: string;
+                reference?: components["schemas"]["Reference"];
                 /**
                  * @description Only requests created at or after this time, ISO 8601: `2026-11-22` (midnight UTC), `2026-11-22T18:00:00Z`, `2026-11-22T21:00:00+03:00`.
                  * @example 2026-11-22T00:00:00Z
@@ -2077,8 +2095,9 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2115,8 +2134,9 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2162,8 +2182,9 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2218,13 +2239,14 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
             path: {
-                /** @description The endpoint's id (`we_...`). */
+                /** @description The endpoint's id (`we_...`); any other text answers `404`. */
                 endpointId: string;
             };
             cookie?: never;
@@ -2269,13 +2291,14 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
             path: {
-                /** @description The endpoint's id (`we_...`). */
+                /** @description The endpoint's id (`we_...`); any other text answers `404`. */
                 endpointId: string;
             };
             cookie?: never;
@@ -2323,8 +2346,9 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2377,8 +2401,9 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2424,13 +2449,14 @@ export interface operations {
                 /** @description Only the events of this payment request. */
                 paymentRequestId?: string;
                 /** @description Return events after this one (`evt_...`). */
-                after?: string;
+                after?: components["schemas"]["EventId"];
                 limit?: number;
             };
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
@@ -2467,14 +2493,15 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
             path: {
                 /** @description The event's id (`evt_...`), also the `webhook-id` header of its deliveries. */
-                eventId: string;
+                eventId: components["schemas"]["EventId"];
             };
             cookie?: never;
         };
@@ -2519,14 +2546,15 @@ export interface operations {
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
-                 * @description Your own id for this call (1-128 characters of `A-Z a-z 0-9 . _ : -`), echoed in the
-                 *     response and logged with it.
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
                  */
                 "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
             };
             path: {
                 /** @description The event's id (`evt_...`), also the `webhook-id` header of its deliveries. */
-                eventId: string;
+                eventId: components["schemas"]["EventId"];
             };
             cookie?: never;
         };
