@@ -332,7 +332,8 @@ export class PaymentRequestService {
     const reference = filter.reference === undefined || filter.reference === null ? null : parseMerchantFields({ reference: filter.reference }).reference;
     const from = filter.createdFrom ? parseIsoTime(filter.createdFrom, 'createdFrom') : null;
     const to = filter.createdTo ? parseIsoTime(filter.createdTo, 'createdTo') : null;
-    if (from && to && Date.parse(from) > Date.parse(to)) throw badInput('createdFrom must not be after createdTo');
+    // An empty range (createdFrom at or after createdTo) is an empty page, not an error: the
+    // contract states each filter alone, and no combination of valid filters is refused.
     const cursor = after === undefined || after === null ? null : requireUuid(after, 'after');
     const where: string[] = [];
     const values: unknown[] = [];

@@ -104,6 +104,10 @@ const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): bo
 /** A string arbitrary for a string schema, before the ajv check. */
 function stringCandidates(s: Json): fc.Arbitrary<string> {
   if (s.format === 'uuid') return fc.oneof(fc.uuid(), fc.uuid().map((u) => u.toUpperCase()));
+  if (s.format === 'date-time' || s.format === 'date') {
+    const iso = fc.date({ min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z'), noInvalidDate: true }).map((d) => d.toISOString());
+    return s.format === 'date' ? iso.map((t) => t.slice(0, 10)) : fc.oneof(iso, iso.map((t) => `${t.slice(0, 19)}+03:00`));
+  }
   if (s.format === 'uri') return fc.webUrl({ validSchemes: ['http', 'https'], withQueryParameters: true, withFragments: true });
   if (typeof s.pattern === 'string') {
     // Long values come from the repeated letters (boundaries such as 64, 100 or 255 characters):
@@ -228,6 +232,8 @@ const encode = (v: string) => encodeURIComponent(v).replace(/\./g, '%2E');
 export function paramConforms(schema: Json, text: string): boolean {
   const s = deref(schema);
   if (s.type === 'integer') return /^[0-9]{1,15}$/.test(text) && conforms(schema, Number(text));
+  // An array in a query (style form): its items joined with commas, as the gateway also reads it.
+  if (s.type === 'array') return conforms(schema, text.split(','));
   return conforms(schema, text);
 }
 

@@ -1277,6 +1277,13 @@ export interface components {
             nextAfter: string | null;
         };
         /**
+         * TimeFilter
+         * @description An RFC 3339 date (its midnight UTC) or date-time.
+         * @example 2026-11-22
+         * @example 2026-11-22T18:00:00Z
+         */
+        TimeFilter: string;
+        /**
          * EventId
          * @description An event's id, also the `webhook-id` header of its deliveries; deduplicate on it.
          * @example evt_2bX9kLmQ4rT7vW1yZ3aC5dE
@@ -2080,15 +2087,15 @@ export interface operations {
                 /** @description Only requests with this `reference` (given at creation). */
                 reference?: components["schemas"]["Reference"];
                 /**
-                 * @description Only requests created at or after this time, ISO 8601: `2026-11-22` (midnight UTC), `2026-11-22T18:00:00Z`, `2026-11-22T21:00:00+03:00`.
+                 * @description Only requests created at or after this time, an RFC 3339 date (its midnight UTC) or date-time: `2026-11-22`, `2026-11-22T18:00:00Z`, `2026-11-22T21:00:00+03:00`.
                  * @example 2026-11-22T00:00:00Z
                  */
-                createdFrom?: string;
+                createdFrom?: components["schemas"]["TimeFilter"];
                 /**
-                 * @description Only requests created before this time (ISO 8601, as `createdFrom`).
+                 * @description Only requests created before this time (an RFC 3339 date or date-time, as `createdFrom`).
                  * @example 2026-11-23T00:00:00Z
                  */
-                createdTo?: string;
+                createdTo?: components["schemas"]["TimeFilter"];
                 /** @description The `nextAfter` of the previous page (a payment request id). */
                 after?: string;
                 limit?: number;
@@ -2119,7 +2126,7 @@ export interface operations {
                     "application/json": components["schemas"]["PaymentRequestPage"];
                 };
             };
-            /** @description An unknown `status`, a `reference` that is not 1-64 printable characters, a time that is not ISO 8601, `createdFrom` after `createdTo`, `after` not a UUID or `limit` out of range. */
+            /** @description An unknown `status`, a `reference` that is not 1-64 printable characters, a time that is not an RFC 3339 date or date-time, `after` not a UUID or `limit` out of range. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             /** @description `after` names no payment request of yours. */
