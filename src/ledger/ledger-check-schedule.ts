@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { checkLedger, type LedgerCheck } from './ledger-check.js';
 
 /** The advisory lock (an arbitrary constant) under which one instance at a time runs the scheduled check. */
-const LOCK_KEY = 7_204_118_231;
+export const LEDGER_CHECK_LOCK_KEY = 7_204_118_231;
 /** How often an instance looks whether a check is due (at most). */
 const TICK_MAX_MS = 60_000;
 
@@ -17,7 +17,7 @@ const TICK_MAX_MS = 60_000;
 export async function runScheduledLedgerCheck(em: EntityManager, intervalSeconds: number): Promise<LedgerCheck | undefined> {
   return em.transactional(
     async (tem) => {
-      const [lock] = await tem.execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(?) as locked', [LOCK_KEY]);
+      const [lock] = await tem.execute<Array<{ locked: boolean }>>('select pg_try_advisory_xact_lock(?) as locked', [LEDGER_CHECK_LOCK_KEY]);
       if (!lock?.locked) return undefined;
       const [recent] = await tem.execute<Array<{ recent: boolean }>>(
         'select exists (select 1 from ledger_checks where checked_at > now() - make_interval(secs => ?)) as recent',

@@ -8,7 +8,7 @@ import { startReceiver } from '../webhooks/receiver.js';
 import { until } from '../helpers/expect.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { describeOnServer } from '../helpers/db.js';
-import { runScheduledLedgerCheck } from '../../src/ledger/ledger-check-schedule.js';
+import { runScheduledLedgerCheck, LEDGER_CHECK_LOCK_KEY } from '../../src/ledger/ledger-check-schedule.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
@@ -204,9 +204,22 @@ describe('the scheduled ledger check, called directly (on a gateway whose own sc
   });
 
   describeOnServer('two instances at once', 'needs two connections holding transactions at the same time', () => {
-    test('of two concurrent checks one runs, the other finds another instance at it (advisory lock)', async () => {
-      const [a, b] = await Promise.all([runScheduledLedgerCheck(em(), 0), runScheduledLedgerCheck(em(), 0)]);
-      expect([a, b].filter((r) => r !== undefined)).toHaveLength(1);
+    test('while another instance runs the check (holds its advisory lock), this one does not; afterwards it does', async () => {
+      let release!: () => void;
+      const released = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const holding = new Promise<void>((r) => (locked = r));
+      // Another instance's check in progress: a transaction holding the lock.
+      const other = em().transactional(async (tem) => {
+        await tem.execute('select pg_advisory_xact_lock(?)', [LEDGER_CHECK_LOCK_KEY]);
+        locked();
+        await released;
+      });
+      await holding;
+      expect(await runScheduledLedgerCheck(em(), 0)).toBeUndefined();
+      release();
+      await other;
+      expect(await runScheduledLedgerCheck(em(), 0)).toMatchObject({ ok: true });
     });
   });
 });
