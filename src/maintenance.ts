@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { PollLoop } from './background/poll-loop.js';
 
 /** How long an Idempotency-Key answers as used (SPEC §10); its record may be kept longer (IDEMPOTENCY_RETENTION_HOURS). */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -32,24 +33,27 @@ export interface MaintenanceResult {
  * on from there), and the audit log (never deleted).
  */
 export class Maintenance {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly loop: PollLoop;
 
   constructor(
     private readonly forkEm: () => EntityManager,
-    private readonly log: Logger,
+    log: Logger,
     private readonly retention: Retention,
-    private readonly intervalMs = 60_000,
-  ) {}
+    intervalMs = 60_000,
+  ) {
+    // A pass that removed a full batch of anything goes on at once with the next one.
+    this.loop = new PollLoop(
+      async () => {
+        const removed = await this.run();
+        return Math.max(removed.idempotencyKeys, removed.events, removed.webhookDeliveries) >= RETENTION_BATCH;
+      },
+      intervalMs,
+      (err) => log.warn({ err: { message: (err as Error).message } }, 'maintenance failed'),
+    );
+  }
 
   start(): void {
-    this.timer = setInterval(() => {
-      if (this.running) return;
-      this.running = this.run()
-        .catch((err: unknown) => this.log.warn({ err: { message: (err as Error).message } }, 'maintenance failed'))
-        .finally(() => (this.running = undefined));
-    }, this.intervalMs);
-    this.timer.unref();
+    this.loop.start({ now: false });
   }
 
   /** One pass; returns what was removed. */
@@ -92,8 +96,7 @@ export class Maintenance {
     return { idempotencyKeys, rateLimits, events, webhookDeliveries: deliveries.deliveries, webhookAttempts: deliveries.attempts };
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }

@@ -1,6 +1,7 @@
 import { IsolationLevel } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { PollLoop } from '../background/poll-loop.js';
 import { checkLedger, type LedgerCheck } from './ledger-check.js';
 
 /** The advisory lock (an arbitrary constant) under which one instance at a time runs the scheduled check. */
@@ -47,21 +48,25 @@ export async function runScheduledLedgerCheck(em: EntityManager, intervalSeconds
  * reports the latest result as `ledger_check_mismatches`.
  */
 export class LedgerCheckSchedule {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<unknown> | undefined;
+  private readonly loop: PollLoop;
 
   constructor(
     private readonly forkEm: () => EntityManager,
     private readonly intervalSeconds: number,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.loop = new PollLoop(
+      async () => {
+        await this.runOnce();
+        return false;
+      },
+      Math.min(Math.max(intervalSeconds, 1) * 1000, TICK_MAX_MS),
+      () => undefined, // runOnce logs its own failures
+    );
+  }
 
   start(): void {
-    if (this.intervalSeconds <= 0) return;
-    this.timer = setInterval(() => {
-      this.running ??= this.runOnce().finally(() => (this.running = undefined));
-    }, Math.min(this.intervalSeconds * 1000, TICK_MAX_MS));
-    this.timer.unref();
+    if (this.intervalSeconds > 0) this.loop.start({ now: false });
   }
 
   /** One look: runs the check when it is due here; failures are logged and retried at the next tick. */
@@ -80,8 +85,7 @@ export class LedgerCheckSchedule {
     }
   }
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import { PollLoop } from '../background/poll-loop.js';
 
 /** How a socket's place is held: its row in `ws_connections`, renewed by its instance. */
 export interface ConnectionSlot {
@@ -35,29 +36,31 @@ export class ConnectionSlots {
   /** This instance's id in `ws_connections.instance_id`. */
   readonly instanceId = randomUUID();
   private readonly held = new Map<string, { slot: ConnectionSlot; onLost: () => void }>();
-  private timer: NodeJS.Timeout | undefined;
-  private renewing: Promise<void> | undefined;
+  private readonly renewal: PollLoop;
   private readonly releasing = new Set<Promise<void>>();
 
   constructor(
     private readonly forkEm: () => EntityManager,
     private readonly opts: ConnectionSlotsOptions,
-  ) {}
+  ) {
+    this.renewal = new PollLoop(
+      async () => {
+        await this.renew();
+        return false;
+      },
+      Math.max(50, Math.floor(opts.leaseMs / 3)),
+      (err) => opts.log.warn({ err: { message: (err as Error).message } }, 'renewing WebSocket connection leases failed'),
+    );
+  }
 
   /** Places this instance holds now. */
   get size(): number {
     return this.held.size;
   }
 
-  /** Starts renewing this instance's leases. */
+  /** Starts renewing this instance's leases (every third of a lease). */
   start(): void {
-    const every = Math.max(50, Math.floor(this.opts.leaseMs / 3));
-    this.timer = setInterval(() => {
-      this.renewing ??= this.renew()
-        .catch((err: unknown) => this.opts.log.warn({ err: { message: (err as Error).message } }, 'renewing WebSocket connection leases failed'))
-        .finally(() => (this.renewing = undefined));
-    }, every);
-    this.timer.unref();
+    this.renewal.start({ now: false });
   }
 
   /**
@@ -111,8 +114,7 @@ export class ConnectionSlots {
 
   /** Stops renewing and gives back every place this instance still holds. */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.renewing;
+    await this.renewal.stop();
     await Promise.all(this.releasing);
     this.held.clear();
     try {
