@@ -18,7 +18,12 @@ const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000, 43200, 
 const secret = (name: keyof typeof DEV_DEFAULTS) =>
   z.string().refine((v) => v === DEV_DEFAULTS[name] || v.length >= 16, 'must be at least 16 characters');
 
-const schema = z.object({
+/**
+ * Every setting, declared once: its environment variable, how it is validated and its default.
+ * The Config a process reads is this object with camelCase names (KEY_CACHE_TTL_MS →
+ * keyCacheTtlMs), typed by z.infer; the README's Configuration table says what each one means.
+ */
+const settings = z.object({
   APP_ENV: z.enum(['development', 'production']).default('development'),
   PORT: z
     .string()
@@ -33,6 +38,7 @@ const schema = z.object({
     .optional(),
   DATA_DIR: z.string().min(1).default('.data'),
   DB_POOL_MAX: z.coerce.number().int().min(1).max(100).default(10),
+  /** Worker processes `npm start` runs (node:cluster); unset: one per core on a PostgreSQL server, one on the embedded database. */
   WEB_CONCURRENCY: z.coerce.number().int().min(1).max(64).optional(),
   KEY_SIGNING_SECRET: secret('KEY_SIGNING_SECRET').optional(),
   USER_TOKEN_SECRET: secret('USER_TOKEN_SECRET').optional(),
@@ -62,92 +68,58 @@ const schema = z.object({
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'must be a comma-separated list of seconds, e.g. 5,300,1800')
-    .transform((v) => v.split(',').map((n) => Number(n.trim())))
-    .default(DEFAULT_RETRY_SCHEDULE),
+    .transform((v): readonly number[] => Object.freeze(v.split(',').map((n) => Number(n.trim()))))
+    .default(Object.freeze(DEFAULT_RETRY_SCHEDULE)),
   WEBHOOK_DISABLE_AFTER_SECONDS: z.coerce.number().int().min(1).default(3 * 86_400),
   WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(20).max(60_000).default(1000),
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
   EVENT_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(90),
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(36_500).default(30),
+  /** At least 24: a key answers as used for 24 hours (SPEC §10). */
   IDEMPOTENCY_RETENTION_HOURS: z.coerce.number().int().min(24).max(876_000).default(24),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
-  SANDBOX_TEST_WALLETS: z.enum(['true', 'false']).default('true'),
+  /** Development only (never in production, whatever it says). */
+  SANDBOX_TEST_WALLETS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   SANDBOX_DELAY_MS: z.coerce.number().int().min(0).max(60_000).default(2000),
   SANDBOX_SHORT_TTL_SECONDS: z.coerce.number().int().min(1).max(300).default(10),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Unset: pretty in development on a terminal, else JSON; production is always JSON. */
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  /** 0: never. */
   LEDGER_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
 });
 
 export type AppEnv = 'development' | 'production';
 
-/** The gateway's configuration, read from the environment once and frozen. */
-export interface Config {
-  readonly appEnv: AppEnv;
-  readonly port: number;
-  readonly host: string;
-  readonly databaseUrl: string | undefined;
-  readonly dataDir: string;
-  readonly dbPoolMax: number;
-  /** Worker processes `npm start` runs (node:cluster): WEB_CONCURRENCY, else one per core on a PostgreSQL server, one on the embedded database. */
-  readonly webConcurrency: number;
+/** The environment variables the gateway reads itself (OpenTelemetry's standard OTEL_* ones are read by its SDK). */
+export const SETTING_NAMES: readonly string[] = Object.freeze(Object.keys(settings.shape));
+
+/** KEY_CACHE_TTL_MS → keyCacheTtlMs. */
+type CamelCase<S extends string> = S extends `${infer Head}_${infer Tail}` ? `${Lowercase<Head>}${Capitalize<CamelCase<Tail>>}` : Lowercase<S>;
+const camelCase = (name: string): string => name.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+/** The settings under their camelCase names, every one of them (an unset optional one as undefined). */
+const camelKeys = <T extends Record<string, unknown>>(values: T): { [K in keyof T & string as CamelCase<K>]: T[K] } =>
+  Object.fromEntries(Object.keys(settings.shape).map((name) => [camelCase(name), values[name]])) as never;
+
+type Settings = z.infer<typeof settings>;
+type Resolved = 'KEY_SIGNING_SECRET' | 'USER_TOKEN_SECRET' | 'ADMIN_TOKEN' | 'WEB_CONCURRENCY';
+
+/** The gateway's configuration, read from the environment once and frozen: every setting under its camelCase name, plus what is derived from them. */
+export type Config = { readonly [K in Exclude<keyof Settings, Resolved> as CamelCase<K>]: Settings[K] } & {
+  /** The secrets, resolved: a development default where none was set (development only). */
   readonly keySigningSecret: string;
   readonly userTokenSecret: string;
   readonly adminToken: string;
-  readonly defaultCurrency: string;
-  readonly maxAmount: number;
-  readonly paymentRequestTtlSeconds: number;
-  readonly keyCacheTtlMs: number;
-  readonly expirySweepIntervalMs: number;
-  readonly logLevel: string;
-  /** `json` or `pretty` (LOG_FORMAT); unset: pretty in development on a terminal, else JSON. Production is always JSON. */
-  readonly logFormat: 'json' | 'pretty' | undefined;
-  /** How often one instance proves the ledger and records the result for /metrics (0: never). */
-  readonly ledgerCheckIntervalSeconds: number;
-  readonly rateLimitPerSecond: number;
-  readonly lookupLimitPerMinute: number;
-  /** Test sends (POST /webhook-endpoints/{id}/test) per endpoint per minute. */
-  readonly webhookTestLimitPerMinute: number;
-  readonly wsMaxConnectionsPerUser: number;
-  /** How long a WebSocket's place in the per-user limit outlives its process's last renewal. */
-  readonly wsConnectionLeaseSeconds: number;
-  readonly graphqlMaxDepth: number;
-  /** Cost limit of an operation with a secret key, a user token or no credential (src/graphql/cost.ts). */
-  readonly graphqlMaxCost: number;
-  /** Cost limit of an operation with an operator token or ADMIN_TOKEN (internal tools navigate the graph). */
-  readonly graphqlMaxCostAdmin: number;
-  /** How often each instance reads the outbox when no wake-up arrived. */
-  readonly outboxPollIntervalMs: number;
-  /** Delays (seconds) before each webhook retry; after the last one the delivery fails. */
-  readonly webhookRetrySchedule: readonly number[];
-  /** An endpoint failing for this long (no 2xx in between) is disabled. */
-  readonly webhookDisableAfterSeconds: number;
-  /** How often the delivery worker looks for due deliveries when no wake-up arrived. */
-  readonly webhookPollIntervalMs: number;
-  /** Timeout of one webhook POST. */
-  readonly webhookTimeoutMs: number;
-  /**
-   * Retention (src/maintenance.ts): events older than this are deleted, except each payment
-   * request's latest event and events with deliveries still kept.
-   */
-  readonly eventRetentionDays: number;
-  /** Finished (DELIVERED/FAILED) webhook deliveries and their attempts are deleted after this many days; pending ones never. */
-  readonly webhookDeliveryRetentionDays: number;
-  /** Idempotency records are deleted after this many hours (at least 24: a key answers as used for 24 hours, SPEC §10). */
-  readonly idempotencyRetentionHours: number;
-  /** When set, GET /metrics requires `Authorization: Bearer <token>`. */
-  readonly metricsToken: string | undefined;
-  /** Development only: whether the scripted test wallets (src/sandbox) exist and answer; never in production. */
-  readonly sandboxTestWallets: boolean;
-  /** How long a test wallet waits after a payment request is created before it answers. */
-  readonly sandboxDelayMs: number;
-  /** Development only: the lifetime of requests to the `test_expire_soon` wallet (every other request lives PAYMENT_REQUEST_TTL_SECONDS). */
-  readonly sandboxShortTtlSeconds: number;
+  /** WEB_CONCURRENCY, or its default (one per core on a PostgreSQL server, one on the embedded database). */
+  readonly webConcurrency: number;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
   readonly devSecretsInUse: readonly string[];
-}
+};
 
 /** Thrown when the environment does not describe a valid configuration; the message lists every problem. */
 export class ConfigError extends Error {}
@@ -160,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cleaned = Object.fromEntries(
     Object.entries(env).filter(([, v]) => v !== undefined && v !== ''),
   );
-  const parsed = schema.safeParse(cleaned);
+  const parsed = settings.safeParse(cleaned);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
@@ -192,46 +164,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (secretProblems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${secretProblems.join('\n  ')}`);
   }
-  return Object.freeze({
-    appEnv: c.APP_ENV,
-    port: c.PORT,
-    host: c.HOST,
-    databaseUrl: c.DATABASE_URL,
-    dataDir: c.DATA_DIR,
-    dbPoolMax: c.DB_POOL_MAX,
-    webConcurrency: c.WEB_CONCURRENCY ?? (c.DATABASE_URL ? availableParallelism() : 1),
+  const config: Config = {
+    ...camelKeys(c),
     keySigningSecret,
     userTokenSecret,
     adminToken,
-    defaultCurrency: c.DEFAULT_CURRENCY,
-    maxAmount: c.MAX_AMOUNT,
-    paymentRequestTtlSeconds: c.PAYMENT_REQUEST_TTL_SECONDS,
-    keyCacheTtlMs: c.KEY_CACHE_TTL_MS,
-    expirySweepIntervalMs: c.EXPIRY_SWEEP_INTERVAL_MS,
-    logLevel: c.LOG_LEVEL,
-    logFormat: c.LOG_FORMAT,
-    ledgerCheckIntervalSeconds: c.LEDGER_CHECK_INTERVAL_SECONDS,
-    rateLimitPerSecond: c.RATE_LIMIT_PER_SECOND,
-    lookupLimitPerMinute: c.LOOKUP_LIMIT_PER_MINUTE,
-    webhookTestLimitPerMinute: c.WEBHOOK_TEST_LIMIT_PER_MINUTE,
-    wsMaxConnectionsPerUser: c.WS_MAX_CONNECTIONS_PER_USER,
-    wsConnectionLeaseSeconds: c.WS_CONNECTION_LEASE_SECONDS,
-    graphqlMaxDepth: c.GRAPHQL_MAX_DEPTH,
-    graphqlMaxCost: c.GRAPHQL_MAX_COST,
-    graphqlMaxCostAdmin: c.GRAPHQL_MAX_COST_ADMIN,
-    metricsToken: c.METRICS_TOKEN,
-    sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS === 'true',
-    sandboxDelayMs: c.SANDBOX_DELAY_MS,
-    sandboxShortTtlSeconds: c.SANDBOX_SHORT_TTL_SECONDS,
-    outboxPollIntervalMs: c.OUTBOX_POLL_INTERVAL_MS,
-    webhookRetrySchedule: Object.freeze(c.WEBHOOK_RETRY_SCHEDULE),
-    webhookDisableAfterSeconds: c.WEBHOOK_DISABLE_AFTER_SECONDS,
-    webhookPollIntervalMs: c.WEBHOOK_POLL_INTERVAL_MS,
-    webhookTimeoutMs: c.WEBHOOK_TIMEOUT_MS,
-    eventRetentionDays: c.EVENT_RETENTION_DAYS,
-    webhookDeliveryRetentionDays: c.WEBHOOK_DELIVERY_RETENTION_DAYS,
-    idempotencyRetentionHours: c.IDEMPOTENCY_RETENTION_HOURS,
+    webConcurrency: c.WEB_CONCURRENCY ?? (c.DATABASE_URL ? availableParallelism() : 1),
+    sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
-  });
+  };
+  return Object.freeze(config);
 }

@@ -4,11 +4,12 @@
  * reported with the name of its variable. Also the process level: `node dist/src/main.js`.
  */
 import { execFile, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ConfigError, DEV_DEFAULTS, loadConfig, type Config } from '../src/config.js';
+import { ConfigError, DEV_DEFAULTS, SETTING_NAMES, loadConfig, type Config } from '../src/config.js';
 import { migratedDataDir } from './helpers/db.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -273,4 +274,17 @@ describe('the process (node dist/src/main.js)', () => {
       clearTimeout(hard);
     }
   }, 90_000);
+});
+
+test("the README's Configuration table documents exactly the settings the gateway reads (and OpenTelemetry's own)", () => {
+  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+  const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
+  const documented = new Set(
+    section
+      .split('\n')
+      .filter((line) => line.startsWith('| `'))
+      .flatMap((line) => [...line.split('|')[1]!.matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]!)),
+  );
+  const ours = [...documented].filter((name) => !name.startsWith('OTEL_'));
+  expect(ours.sort()).toEqual([...SETTING_NAMES].sort());
 });
