@@ -4,9 +4,9 @@ import { Migration } from '@mikro-orm/migrations';
  * The outbox (`events`), merchants' webhook endpoints, their deliveries and delivery attempts,
  * and the merchant's own `reference` / `metadata` on payment requests (SPEC §13).
  *
- * `events.xid` is the writing transaction's id: readers only take rows whose transaction is older
- * than every transaction still running (`pg_snapshot_xmin`), so a cursor over (xid, position)
- * never skips a row that commits late with a lower position.
+ * `events.xid` is the writing transaction's id: readers order rows by (xid, position) and tell
+ * from transaction snapshots which rows became visible since their last read, so a row that
+ * commits late with a lower position is never skipped (src/events/outbox.ts).
  */
 export class Migration20261122000300_events_webhooks extends Migration {
   override async up(): Promise<void> {
