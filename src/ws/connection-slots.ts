@@ -69,7 +69,13 @@ export class ConnectionSlots {
    */
   async claim(userId: string, onLost: () => void): Promise<ConnectionSlot | undefined> {
     const slot = { id: randomUUID(), userId };
-    if (!(await this.insert(slot))) return undefined;
+    if (!(await this.insert(slot))) {
+      // A socket of this instance that just closed may not have given its place back yet (the
+      // release runs after the close): an app reconnecting at once must not be refused for it.
+      if (this.releasing.size === 0) return undefined;
+      await Promise.all(this.releasing);
+      if (!(await this.insert(slot))) return undefined;
+    }
     this.held.set(slot.id, { slot, onLost });
     return slot;
   }

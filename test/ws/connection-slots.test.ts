@@ -5,6 +5,8 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
+import { describeOnServer } from '../helpers/db.js';
+import { until } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -73,4 +75,52 @@ test('an expired place (of an instance that stopped renewing) does not count and
   expect(await rows(user.userId)).toEqual([app.gateway.ws.slots.instanceId]);
   s.socket.close(1000);
   await s.closed;
+});
+
+describeOnServer('a place given back while the app reconnects', 'it holds locks on other connections (the embedded database is one session)', () => {
+  /** A transaction of the test that takes `lock` and holds it until `release()`. */
+  function hold(lock: string, values: unknown[]) {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const holding = new Promise<void>((r) => (locked = r));
+    const done = app.db.orm.em.fork().transactional(async (tem) => {
+      await tem.execute(lock, values);
+      locked();
+      await released;
+    });
+    return { holding, release: () => (release(), done) };
+  }
+  const activity = async (where: string): Promise<number> =>
+    (await app.db.orm.em.fork().execute<Array<{ n: number }>>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and ${where}`))[0]!.n;
+  const advisoryLocks = async (): Promise<number> =>
+    (await app.db.orm.em.fork().execute<Array<{ n: number }>>(
+      `select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`,
+    ))[0]!.n;
+
+  test('a socket opened right after one of the user closed gets the place that close gives back, not 4429', async () => {
+    const user = await factories(app).user();
+    const sockets = [connect(user.token), connect(user.token)];
+    await Promise.all(sockets.map((s) => s.acked));
+    // 1. The user's rows held elsewhere: the closing socket's release (its delete) waits.
+    const rowsHeld = hold('select id from ws_connections where user_id = ? for update', [user.userId]);
+    await rowsHeld.holding;
+    sockets[0]!.socket.close(1000);
+    await sockets[0]!.closed;
+    await until(async () => (await activity(`wait_event_type = 'Lock' and query like 'delete from ws_connections%'`)) === 1, 10_000, 'the release to wait');
+    // 2. The new socket's claim is made to wait at the user's advisory lock, then let through:
+    //    it counts two rows (one on its way out) while the release still waits.
+    const turn = hold('select pg_advisory_xact_lock(hashtextextended(?, 0))', [`ws_connections:${user.userId}`]);
+    await turn.holding;
+    const again = connect(user.token);
+    await until(async () => (await activity(`wait_event_type = 'Lock' and query like 'select pg_advisory_xact_lock%'`)) === 1, 10_000, 'the claim to wait for its turn');
+    await turn.release();
+    await until(async () => (await advisoryLocks()) === 0, 10_000, 'the claim to have counted the places');
+    // 3. The release completes: the waiting claim takes the place (it was refused 4429 before).
+    await rowsHeld.release();
+    await expect(again.acked).resolves.toBeUndefined();
+    expect(await rows(user.userId)).toHaveLength(2);
+    for (const s of [sockets[1]!, again]) s.socket.close(1000);
+    await Promise.all([sockets[1]!.closed, again.closed]);
+  });
 });
