@@ -3,6 +3,8 @@
 // (fix: `npm run client:generate`), so the client cannot drift from the gateway.
 import { readFileSync } from 'node:fs';
 import { CONTRACT, OUTPUT, generateTypes } from '../../clients/typescript/scripts/generate-types.mjs';
+import type { GatewayEvent, WebhookEvent } from '@wallet-gateway/client';
+import { EVENT_TYPES } from '../../src/events/events.js';
 
 test('clients/typescript/src/generated/openapi.ts is what openapi-typescript makes of schema/openapi.yaml', async () => {
   expect(CONTRACT).toMatch(/schema\/openapi\.yaml$/);
@@ -22,4 +24,17 @@ test('the generated types carry every path, every event type and the webhooks of
   for (const type of ['payment_request.created', 'payment_request.approved', 'payment_request.rejected', 'payment_request.cancelled', 'payment_request.expired', 'transaction.refunded', 'webhook.test']) {
     expect(source).toContain(`"${type}": {`);
   }
+});
+
+// The client's event unions come from the contract's `webhooks` section: checked here against the
+// gateway's registry at compile time (`npm run typecheck` fails on a type missing on either side).
+type RegistryType = (typeof EVENT_TYPES)[number];
+const everyRegistryTypeIsAnEvent: readonly GatewayEvent['type'][] = EVENT_TYPES;
+const everyEventIsInTheRegistry = (type: GatewayEvent['type']): RegistryType => type;
+const testIsOnlyAWebhook = (event: WebhookEvent): GatewayEvent['type'] | 'webhook.test' => event.type;
+
+test("the client's GatewayEvent union is exactly the gateway's event types, and WebhookEvent adds webhook.test", () => {
+  expect(everyRegistryTypeIsAnEvent).toHaveLength(EVENT_TYPES.length);
+  expect(EVENT_TYPES.map(everyEventIsInTheRegistry)).toEqual([...EVENT_TYPES]);
+  expect(testIsOnlyAWebhook({ type: 'webhook.test' } as WebhookEvent)).toBe('webhook.test');
 });

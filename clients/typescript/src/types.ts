@@ -1,5 +1,5 @@
 // Names for the generated types of the contract (./generated/openapi.ts), as a merchant's code uses them.
-import type { components } from './generated/openapi.js';
+import type { components, webhooks } from './generated/openapi.js';
 
 type Schemas = components['schemas'];
 
@@ -29,17 +29,18 @@ export type PaymentRequestExpiredEvent = Schemas['PaymentRequestExpiredEvent'];
 export type TransactionRefundedEvent = Schemas['TransactionRefundedEvent'];
 export type WebhookTestEvent = Schemas['WebhookTestEvent'];
 
-/** An event of the events API and of webhooks; narrow it on `type` (`data.transaction` exists on approved and refunded). */
-export type GatewayEvent =
-  | PaymentRequestCreatedEvent
-  | PaymentRequestApprovedEvent
-  | PaymentRequestRejectedEvent
-  | PaymentRequestCancelledEvent
-  | PaymentRequestExpiredEvent
-  | TransactionRefundedEvent;
+/** The body a webhook of this type delivers, as the contract's `webhooks` section describes it. */
+type WebhookBody<T extends keyof webhooks> = webhooks[T]['post']['requestBody']['content']['application/json'];
 
-/** What a webhook endpoint can receive: an event, or the `webhook.test` of POST /webhook-endpoints/{id}/test. */
-export type WebhookEvent = GatewayEvent | WebhookTestEvent;
+/**
+ * What a webhook endpoint can receive: one member per entry of the contract's `webhooks` section
+ * (every event type, and the `webhook.test` of POST /webhook-endpoints/{id}/test), so a new event
+ * type reaches this union when the types are generated again. Narrow it on `type`.
+ */
+export type WebhookEvent = { [T in keyof webhooks]: WebhookBody<T> }[keyof webhooks];
+
+/** An event of the events API and of webhooks; narrow it on `type` (`data.transaction` exists on approved and refunded). */
+export type GatewayEvent = Exclude<WebhookEvent, WebhookTestEvent>;
 
 /** A page of GET /events, with its events typed. */
 export interface EventPage {
