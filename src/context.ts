@@ -46,7 +46,7 @@ export interface ContextOptions {
 export async function createContext(services: Services, opts: ContextOptions): Promise<Context> {
   const requestId = opts.requestId ?? randomUUID();
   const keyId = opts.principal.kind === 'developer' ? opts.principal.keyId : undefined;
-  const limits = new OperationLimits(services.limits, keyId);
+  const limits = new OperationLimits(services.rateLimits, keyId);
   await limits.request();
   const em = services.forkEm();
   const scopes = new Map<(em: EntityManager) => unknown, unknown>();

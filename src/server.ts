@@ -56,7 +56,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const server = http.createServer();
   const drain = createHttpDrain(server);
   answerMalformedRequests(server);
-  await services.events.start();
+  await services.eventHub.start();
   const sweeper = new ExpirySweeper(services.payments, services.forkEm, config.expirySweepIntervalMs, logger);
   sweeper.start();
   services.deliveries.start();
@@ -124,7 +124,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       await Promise.all([drain.close(8000), ws.dispose()]);
       await apollo.stop();
       await Promise.all([sweeper.stop(), maintenance.stop(), ledgerChecks.stop(), sandbox?.stop(), services.deliveries.stop()]);
-      await services.events.close();
+      await services.eventHub.close();
     },
   };
 }

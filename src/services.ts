@@ -40,7 +40,7 @@ export interface Services {
   /** Who is calling, from an Authorization header (every door). */
   readonly auth: Authenticator;
   /** This instance's event fan-out to subscribers. */
-  readonly events: EventHub;
+  readonly eventHub: EventHub;
   /** The events API (a developer's events read from the outbox). */
   readonly eventLog: EventService;
   /** Merchants' webhook endpoints. */
@@ -48,11 +48,11 @@ export interface Services {
   /** This instance's webhook delivery worker (started with the server; woken with the outbox readers). */
   readonly deliveries: DeliveryWorker;
   /** Per-secret-key limits shared by all instances. */
-  readonly limits: RateLimits;
+  readonly rateLimits: RateLimits;
   readonly metrics: Metrics;
 }
 
-/** Builds the services; nothing is started here (see `events.start()`). */
+/** Builds the services; nothing is started here (see `eventHub.start()`). */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
   const forkEm = (): EntityManager => db.orm.em.fork();
   // One outbox reader per instance: a cluster worker is fed by its primary (src/events/cluster-outbox.ts,
@@ -71,11 +71,11 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
       );
   // The gauges read the hub and the reader at scrape time, the hub reports each delivery's lag to the histogram.
   const metrics: Metrics = new Metrics({
-    subscriptions: () => events.stats.subscriptions,
+    subscriptions: () => eventHub.stats.subscriptions,
     ...(lag ? { outboxLagSeconds: () => lag.seconds } : {}),
     database: forkEm,
   });
-  const events = new EventHub(feed, db.orm, logger, {
+  const eventHub = new EventHub(feed, db.orm, logger, {
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
   });
   const keys = new SecretKeyVerifier(config, forkEm, logger);
@@ -83,8 +83,8 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const operators = new OperatorService(config, forkEm, logger);
   const secretBox = new SecretBox(config.keySigningSecret);
   const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger, (outcome, result) => metrics.webhookAttempts.inc({ outcome, result }));
-  events.onWake(() => deliveries.wake());
-  const limits = new RateLimits(db.orm.em.getKnex(), {
+  eventHub.onWake(() => deliveries.wake());
+  const rateLimits = new RateLimits(db.orm.em.getKnex(), {
     requestsPerSecond: config.rateLimitPerSecond,
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
@@ -105,11 +105,11 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     operators,
     audit: new AuditService(),
     auth: createAuthenticator(config, keys, operators),
-    events,
+    eventHub,
     eventLog: new EventService(),
-    webhookEndpoints: new WebhookEndpointService(config, secretBox, limits),
+    webhookEndpoints: new WebhookEndpointService(config, secretBox, rateLimits),
     deliveries,
-    limits,
+    rateLimits,
     metrics,
   };
 }

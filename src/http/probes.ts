@@ -21,7 +21,7 @@ export function createProbesRouter(services: Services): Router<GatewayState> {
     ctx.state.route = 'GET /readyz';
     try {
       await services.forkEm().execute('select 1');
-      ctx.body = { status: 'ready', events: services.events.healthy ? 'connected' : 'reconnecting' };
+      ctx.body = { status: 'ready', events: services.eventHub.healthy ? 'connected' : 'reconnecting' };
     } catch {
       ctx.status = 503;
       ctx.body = { statusCode: 503, message: 'Database unavailable' } satisfies ErrorBody;

@@ -15,7 +15,7 @@ export class PaymentRequestSubscriptions {
     description: 'Wallet app (user token): each payment request created for my wallet.',
     subscribe: ({ context }) => {
       const ctx = context as Context;
-      return ctx.services.events.subscribe('paymentRequested', userOf(ctx).userId);
+      return ctx.services.eventHub.subscribe('paymentRequested', userOf(ctx).userId);
     },
   })
   paymentRequested(@Root() pr: PaymentRequestView): PaymentRequestNotification {
@@ -26,7 +26,7 @@ export class PaymentRequestSubscriptions {
     description: 'Wallet app (user token): every status change of my payment requests.',
     subscribe: ({ context }) => {
       const ctx = context as Context;
-      return ctx.services.events.subscribe('paymentRequestUpdated', userOf(ctx).userId);
+      return ctx.services.eventHub.subscribe('paymentRequestUpdated', userOf(ctx).userId);
     },
   })
   paymentRequestUpdated(@Root() pr: PaymentRequestView): PaymentRequestUpdate {

@@ -29,7 +29,7 @@ export class TestWalletResponder {
   private stopped = false;
 
   constructor(
-    private readonly services: Pick<Services, 'payments' | 'events'>,
+    private readonly services: Pick<Services, 'payments' | 'eventHub'>,
     private readonly forkEm: () => EntityManager,
     private readonly log: Logger,
     private readonly delayMs: number,
@@ -49,7 +49,7 @@ export class TestWalletResponder {
   }
 
   private listen(wallet: TestWallet): void {
-    const iterator = this.services.events.subscribe('paymentRequested', wallet.userId);
+    const iterator = this.services.eventHub.subscribe('paymentRequested', wallet.userId);
     this.iterators.push(iterator);
     void (async () => {
       for (;;) {

@@ -29,13 +29,13 @@ afterAll(async () => {
 async function signIn(app: TestApp, username: string): Promise<{ page: Page; problems: PageProblems }> {
   const opened = await phonePage(browser);
   const { page } = opened;
-  const before = app.gateway.services.events.stats.subscriptions;
+  const before = app.gateway.services.eventHub.stats.subscriptions;
   await page.goto(`${app.baseUrl}/app`);
   await page.fill('#username', username);
   await page.click('#signin-form button[type=submit]');
   await page.locator('#who', { hasText: username }).waitFor();
   await page.locator('#live.on').waitFor();
-  await untilSubscribed(app.gateway.services.events, before + 2);
+  await untilSubscribed(app.gateway.services.eventHub, before + 2);
   return opened;
 }
 

@@ -69,9 +69,9 @@ test('a subscription runs over graphql-ws and shows a payment request as it is c
   const { secretKey } = await factories(app).developer();
   await setEditor('headers', JSON.stringify({ Authorization: `Bearer ${user.token}` }));
   await setOperation('Incoming', 'subscription Incoming { paymentRequested { id merchantName amount } }');
-  const before = app.gateway.services.events.stats.subscriptions;
+  const before = app.gateway.services.eventHub.stats.subscriptions;
   await page.click('.graphiql-execute-button');
-  await untilSubscribed(app.gateway.services.events, before + 1, 10_000);
+  await untilSubscribed(app.gateway.services.eventHub, before + 1, 10_000);
   const res = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
     token: secretKey,
     body: { walletId: user.walletId, amount: 3.5, description: 'Seen in GraphiQL', merchantName: 'IDE Shop' },

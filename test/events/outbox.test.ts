@@ -141,7 +141,7 @@ test('events written in a savepoint reach subscribers when it is released and th
   const f = factories(app);
   const dev = await f.developer();
   const user = await f.user({ balance: 100 });
-  const hub = app.gateway.services.events;
+  const hub = app.gateway.services.eventHub;
   const client = wsClient(app.baseUrl, user.token);
   const before = hub.stats.subscriptions;
   const updated = subscribe<{ paymentRequestUpdated: { id: string } }>(client, 'subscription { paymentRequestUpdated { id } }');
@@ -175,7 +175,7 @@ test('the committing process hands its own subscribers their events at commit, o
   const f = factories(app);
   const dev = await f.developer();
   const user = await f.user({ balance: 100 });
-  const hub = app.gateway.services.events;
+  const hub = app.gateway.services.eventHub;
   const client = wsClient(app.baseUrl, user.token);
   const before = hub.stats.subscriptions;
   const sub = subscribe<{ paymentRequested: { id: string; status: string } }>(client, REQUESTED);
@@ -205,9 +205,9 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
     const client = wsClient(app.baseUrl, user.token);
-    const before = app.gateway.services.events.stats.subscriptions;
+    const before = app.gateway.services.eventHub.stats.subscriptions;
     const sub = subscribe(client, REQUESTED);
-    await untilSubscribed(app.gateway.services.events, before + 1);
+    await untilSubscribed(app.gateway.services.eventHub, before + 1);
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let wrote!: () => void;
@@ -257,9 +257,9 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
     const client = wsClient(app.baseUrl, user.token);
-    const before = app.gateway.services.events.stats.subscriptions;
+    const before = app.gateway.services.eventHub.stats.subscriptions;
     const sub = subscribe(client, REQUESTED);
-    await untilSubscribed(app.gateway.services.events, before + 1);
+    await untilSubscribed(app.gateway.services.eventHub, before + 1);
     const em = app.db.orm.em.fork();
     await em.execute(
       `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-events'`,

@@ -295,7 +295,7 @@ describe('GraphQL cost limit (GRAPHQL_MAX_COST 2,000 for secret keys and user to
       const cheap = subscribe(client, page(10));
       expect(errorMessages(await settle(cheap))).toEqual([expect.stringMatching(/admin token/i)]);
       // A subscription within the limits is accepted on the same connection.
-      const events = app.gateway.services.events;
+      const events = app.gateway.services.eventHub;
       const before = events.stats.subscriptions;
       const sub = subscribe(client, 'subscription { paymentRequested { id } }');
       await untilSubscribed(events, before + 1);
@@ -427,7 +427,7 @@ describe(`WebSocket connections per user (WS_MAX_CONNECTIONS_PER_USER=${MAX_CONN
     const held = [connect(carol.token), connect(carol.token)];
     try {
       for (const c of held) expect(await c.outcome).toBe('ack');
-      const hub = app.gateway.services.events;
+      const hub = app.gateway.services.eventHub;
       const subscriptionsBefore = hub.stats.subscriptions;
       // Over the limit, the connection is refused (4429) before it is acknowledged: no operation can
       // ever run on it (graphql-ws runs none before connection_ack; a subscribe sent earlier closes it).

@@ -171,10 +171,10 @@ describe('/metrics', () => {
     const user = await f.user();
     const client = wsClient(app.baseUrl, user.token);
     const sub = subscribe(client, 'subscription { paymentRequested { id } }');
-    await untilSubscribed(app.gateway.services.events, 1);
+    await untilSubscribed(app.gateway.services.eventHub, 1);
     expect(await metric('graphql_open_subscriptions')).toBe(1);
     const second = subscribe(client, 'subscription { paymentRequestUpdated { id status } }');
-    await untilSubscribed(app.gateway.services.events, 2);
+    await untilSubscribed(app.gateway.services.eventHub, 2);
     expect(await metric('graphql_open_subscriptions')).toBe(2);
     sub.dispose();
     await untilMetric('graphql_open_subscriptions', 1);
@@ -188,7 +188,7 @@ describe('/metrics', () => {
     const user = await f.user();
     const client = wsClient(app.baseUrl, user.token);
     subscribe(client, 'subscription { paymentRequested { id } }');
-    await untilSubscribed(app.gateway.services.events, 1);
+    await untilSubscribed(app.gateway.services.eventHub, 1);
     expect(await metric('graphql_open_subscriptions')).toBe(1);
     await client.dispose();
     await untilMetric('graphql_open_subscriptions', 0);
@@ -202,7 +202,7 @@ describe('/metrics', () => {
     const countBefore = valueOf(before.samples, 'event_delivery_lag_seconds_count');
     const client = wsClient(app.baseUrl, user.token);
     const sub = subscribe(client, 'subscription { paymentRequested { id } }');
-    await untilSubscribed(app.gateway.services.events, 1);
+    await untilSubscribed(app.gateway.services.eventHub, 1);
     const id = await createPaymentRequest(app, dev.secretKey, user.walletId);
     expect((await sub.next()).paymentRequested.id).toBe(id);
     const after = await scrape();
@@ -224,7 +224,7 @@ describe('/metrics', () => {
     const listener = await f.user();
     const client = wsClient(app.baseUrl, listener.token);
     const sub = subscribe(client, 'subscription { paymentRequested { id } }');
-    await untilSubscribed(app.gateway.services.events, 1);
+    await untilSubscribed(app.gateway.services.eventHub, 1);
     const countBefore = await metric('event_delivery_lag_seconds_count');
     await createPaymentRequest(app, dev.secretKey, user.walletId);
     // A later event for a listener is delivered and counted; the unheard one before it is not.

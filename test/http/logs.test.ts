@@ -276,7 +276,7 @@ describe('credentials never reach the log', () => {
     // graphql-ws: an accepted connection with a live subscription, and refused ones (4401).
     const client = wsClient(app.baseUrl, user.token);
     const sub = subscribe(client, 'subscription { paymentRequested { id } }');
-    await untilSubscribed(app.gateway.services.events, 1);
+    await untilSubscribed(app.gateway.services.eventHub, 1);
     const delivered = await createPaymentRequest(app, dev.secretKey, user.walletId);
     expect((await sub.next()).paymentRequested.id).toBe(delivered);
     sub.dispose();

@@ -230,7 +230,7 @@ test('random interleavings keep the money, the state machine and every subscribe
       const f = factories(app);
       const w: World = { devs: [await f.developer('A'), await f.developer('B')], users: [await f.user({ balance: 100 }), await f.user({ balance: 30 })] };
       let m: Model = { balance: [100, 30], active: [true, true], revoked: [false, false], prs: [] };
-      const hub = app.gateway.services.events;
+      const hub = app.gateway.services.eventHub;
       const before = hub.stats.subscriptions;
       const clients: Client[] = w.users.map((u) => wsClient(app.baseUrl, u.token));
       const subs: Array<{ requested: Sub<any>; updated: Sub<any> }> = clients.map((c) => ({

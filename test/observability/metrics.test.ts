@@ -158,7 +158,7 @@ test('outbox_reader_lag_seconds grows while the reader cannot read (database gon
   const client = wsClient(broken.baseUrl, listener.token);
   try {
     subscribe(client, 'subscription { paymentRequested { id } }');
-    await untilSubscribed(broken.gateway.services.events, 1);
+    await untilSubscribed(broken.gateway.services.eventHub, 1);
     await broken.db.close();
     await untilScrape('the lag to grow past 1 s', (s) => valueOf(s, 'outbox_reader_lag_seconds') > 1, broken);
     // The database-derived gauges are left out rather than failing the scrape.

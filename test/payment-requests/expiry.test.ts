@@ -39,7 +39,7 @@ test('the sweeper writes EXPIRED once and the owner receives paymentRequestUpdat
   const user = await f.user({ balance: 100 });
   const client = wsClient(app.baseUrl, user.token);
   const sub = subscribe(client, 'subscription { paymentRequestUpdated { id status updatedAt transactionId } }');
-  await untilSubscribed(app.gateway.services.events, 1);
+  await untilSubscribed(app.gateway.services.eventHub, 1);
   const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 10);
   await untilPast((await statusOf(app.baseUrl, dev.secretKey, id)).expiresAt);
   expect(await app.gateway.sweeper.sweep()).toBeGreaterThanOrEqual(1);

@@ -21,7 +21,7 @@ test('the wallet owner receives paymentRequested after a creation through REST',
   const user = await f.user({ balance: 100 });
   const client = wsClient(app.baseUrl, user.token);
   const sub = subscribe(client, REQUESTED);
-  await untilSubscribed(app.gateway.services.events, 1);
+  await untilSubscribed(app.gateway.services.eventHub, 1);
   const res = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
     token: dev.secretKey,
     body: { walletId: user.walletId, amount: 12.5, description: 'Order 7', merchantName: 'Acme' },
@@ -49,12 +49,12 @@ test('isolation: a user never receives another user’s events', async () => {
   const dev = await f.developer();
   const alice = await f.user({ balance: 100 });
   const bob = await f.user({ balance: 100 });
-  const before = app.gateway.services.events.stats.subscriptions;
+  const before = app.gateway.services.eventHub.stats.subscriptions;
   const ca = wsClient(app.baseUrl, alice.token);
   const cb = wsClient(app.baseUrl, bob.token);
   const sa = subscribe(ca, REQUESTED);
   const sb = subscribe(cb, REQUESTED);
-  await untilSubscribed(app.gateway.services.events, before + 2);
+  await untilSubscribed(app.gateway.services.eventHub, before + 2);
   // Each event is awaited before the next is created, and one publication reaches all its
   // receivers at once: an event leaked to the other user would arrive before that user's own next one.
   const forBob = await requestPayment(app.baseUrl, dev.secretKey, bob.walletId, 3);
@@ -75,9 +75,9 @@ test('paymentRequestUpdated follows approve with the transactionId', async () =>
   const dev = await f.developer();
   const user = await f.user({ balance: 100 });
   const client = wsClient(app.baseUrl, user.token);
-  const before = app.gateway.services.events.stats.subscriptions;
+  const before = app.gateway.services.eventHub.stats.subscriptions;
   const sub = subscribe(client, UPDATED);
-  await untilSubscribed(app.gateway.services.events, before + 1);
+  await untilSubscribed(app.gateway.services.eventHub, before + 1);
   const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 3);
   const res = await approve(app.baseUrl, user.token, id);
   const event = await sub.next();
@@ -120,10 +120,10 @@ test('cross-instance: subscribed on one instance, created and approved through a
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
     const client = wsClient(app.baseUrl, user.token);
-    const before = app.gateway.services.events.stats.subscriptions;
+    const before = app.gateway.services.eventHub.stats.subscriptions;
     const requested = subscribe(client, REQUESTED);
     const updated = subscribe(client, UPDATED);
-    await untilSubscribed(app.gateway.services.events, before + 2);
+    await untilSubscribed(app.gateway.services.eventHub, before + 2);
     const id = await requestPayment(second.baseUrl, dev.secretKey, user.walletId, 9.99);
     expect((await requested.next()).paymentRequested).toMatchObject({ id, amount: 9.99, status: 'PENDING' });
     const res = await approve(second.baseUrl, user.token, id);
@@ -146,9 +146,9 @@ test('cross-instance the other way round: subscribed on the second instance, cre
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
     const client = wsClient(second.baseUrl, user.token);
-    const before = second.gateway.services.events.stats.subscriptions;
+    const before = second.gateway.services.eventHub.stats.subscriptions;
     const requested = subscribe(client, REQUESTED);
-    await untilSubscribed(second.gateway.services.events, before + 1);
+    await untilSubscribed(second.gateway.services.eventHub, before + 1);
     const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
     expect((await requested.next()).paymentRequested.id).toBe(id);
     requested.dispose();
@@ -176,11 +176,11 @@ describeOnServer('the LISTEN connection', 'only a server has a LISTEN connection
     const deadline = Date.now() + 10_000;
     while (!(logged('event listener lost its connection') && logged('event listener reconnected')) && Date.now() < deadline) await sleep(20);
     expect({ lost: logged('event listener lost its connection'), reconnected: logged('event listener reconnected') }).toEqual({ lost: true, reconnected: true });
-    expect(app.gateway.services.events.healthy).toBe(true);
+    expect(app.gateway.services.eventHub.healthy).toBe(true);
     const client = wsClient(app.baseUrl, user.token);
-    const before = app.gateway.services.events.stats.subscriptions;
+    const before = app.gateway.services.eventHub.stats.subscriptions;
     const sub = subscribe(client, REQUESTED);
-    await untilSubscribed(app.gateway.services.events, before + 1);
+    await untilSubscribed(app.gateway.services.eventHub, before + 1);
     const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
     expect((await sub.next()).paymentRequested.id).toBe(id);
     sub.dispose();

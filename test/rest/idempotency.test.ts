@@ -148,9 +148,9 @@ describeOnServer('concurrent calls', ONE_CONNECTION, () => {
     const dev = await f.developer();
     const user = await f.user({ balance: 10 });
     const client = wsClient(app.baseUrl, user.token);
-    const before = app.gateway.services.events.stats.subscriptions;
+    const before = app.gateway.services.eventHub.stats.subscriptions;
     const sub = subscribe(client, 'subscription { paymentRequested { id } }');
-    await untilSubscribed(app.gateway.services.events, before + 1);
+    await untilSubscribed(app.gateway.services.eventHub, before + 1);
     const body = { walletId: user.walletId, amount: 3, description: 'Once', merchantName: 'Shop' };
     const results = await Promise.all(Array.from({ length: 50 }, () => post(dev.secretKey, 'fifty', body)));
     const created = results.filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null);

@@ -147,11 +147,11 @@ describe('test wallets in development', () => {
     const [owner] = await app.db.orm.em.fork().execute<Array<{ user_id: string }>>('select user_id from wallets where id = ?', [walletId]);
     const token = await mintUserToken(app.config, owner!.user_id);
     const client = wsClient(app.baseUrl, token);
-    const before = app.gateway.services.events.stats.subscriptions;
+    const before = app.gateway.services.eventHub.stats.subscriptions;
     const requested = subscribe(client, 'subscription { paymentRequested { id status merchantName } }');
     const updated = subscribe(client, 'subscription { paymentRequestUpdated { id status transactionId } }');
     try {
-      await untilSubscribed(app.gateway.services.events, before + 2);
+      await untilSubscribed(app.gateway.services.eventHub, before + 2);
       const id = await requestPayment(app.baseUrl, sk, walletId, 2);
       expect(await requested.next(15_000)).toEqual({ paymentRequested: { id, status: 'PENDING', merchantName: 'Test Shop' } });
       const update = await updated.next(15_000);
@@ -248,7 +248,7 @@ describe('test wallets in production', () => {
         .execute<Array<{ n: number }>>(`select count(*)::int as n from users where username like 'test\\_%'`);
       expect(row!.n).toBe(0);
       // Nothing listens for anyone's requests in production.
-      expect(app.gateway.services.events.stats.subscriptions).toBe(0);
+      expect(app.gateway.services.eventHub.stats.subscriptions).toBe(0);
       const f = factories(app);
       const { secretKey } = await f.developer();
       expect(secretKey.startsWith('sk_live_')).toBe(true);

@@ -74,9 +74,9 @@ test('#6 a socket cut right after connection_init is not counted: after 10 such 
   await Promise.all(busy);
   let closeCode: number | undefined;
   const client = wsClient(app.baseUrl, user.token, { onClose: (code) => (closeCode = code) });
-  const before = app.gateway.services.events.stats.subscriptions;
+  const before = app.gateway.services.eventHub.stats.subscriptions;
   const sub = subscribe(client, REQUESTED);
-  await untilSubscribed(app.gateway.services.events, before + 1);
+  await untilSubscribed(app.gateway.services.eventHub, before + 1);
   expect(closeCode).toBeUndefined();
   sub.dispose();
   await client.dispose();
@@ -85,7 +85,7 @@ test('#6 a socket cut right after connection_init is not counted: after 10 such 
 test(`#5 at most ${MAX_OPERATIONS_PER_SOCKET} operations per socket and ${MAX_OPERATIONS_PER_USER} per user; extras are refused with a coded error, each event is sent once per accepted subscription`, async () => {
   const dev = await f().developer();
   const user = await f().user({ balance: 10 });
-  const hub = app.gateway.services.events;
+  const hub = app.gateway.services.eventHub;
   const before = hub.stats.subscriptions;
   const clients = [0, 1, 2].map(() => wsClient(app.baseUrl, user.token));
   const subs = clients.flatMap((c) => Array.from({ length: 25 }, () => subscribe(c, REQUESTED)));
@@ -116,15 +116,15 @@ test('#7 a socket is closed with 4401 "Token expired" when its token expires, an
   let resolveClose!: (v: { code: number; reason: string }) => void;
   const closed = new Promise<{ code: number; reason: string }>((r) => (resolveClose = r));
   const client = wsClient(app.baseUrl, token, { onClose: (code, reason) => resolveClose({ code, reason }) });
-  const before = app.gateway.services.events.stats.subscriptions;
+  const before = app.gateway.services.eventHub.stats.subscriptions;
   const sub = subscribe(client, REQUESTED);
-  await untilSubscribed(app.gateway.services.events, before + 1);
+  await untilSubscribed(app.gateway.services.eventHub, before + 1);
   expect(await closed).toEqual({ code: 4401, reason: 'Token expired' });
   const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
   expect(Date.now()).toBeGreaterThanOrEqual(exp * 1000);
   // Receives nothing after: the server itself dropped the subscription and the socket's place
   // (checked on the server; the closed client could not receive anything anyway).
-  await untilSubscribed(app.gateway.services.events, before, 5000, 'exactly');
+  await untilSubscribed(app.gateway.services.eventHub, before, 5000, 'exactly');
   const [row] = await app.db.orm.em.fork().execute<Array<{ n: number }>>('select count(*)::int as n from ws_connections where user_id = ?', [user.userId]);
   expect(row!.n).toBe(0);
   await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
