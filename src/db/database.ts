@@ -24,6 +24,11 @@ export interface DatabaseOptions {
    * an empty one: the tests migrate one database per run and give every file a copy of it.
    */
   loadDataDir?: Blob;
+  /**
+   * An embedded PostgreSQL already running, that its owner closes (the tests keep one per Jest
+   * worker, reset between files): used like one this call starts, but not closed with the database.
+   */
+  embedded?: EmbeddedPostgres;
 }
 
 /** The query builder's logger routed to pino: one JSON line, first line of the message only (no stack, no SQL). */
@@ -49,8 +54,9 @@ export interface Database {
 /** Opens the ORM on DATABASE_URL or on an embedded PostgreSQL and runs pending migrations. */
 export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const poolMax = opts.poolMax ?? 10;
-  let embedded: EmbeddedPostgres | undefined;
-  let url = opts.url;
+  let embedded: EmbeddedPostgres | undefined = opts.url ? undefined : opts.embedded;
+  const ownsEmbedded = !embedded;
+  let url = opts.url ?? embedded?.url;
   if (!url) {
     const dataDir = opts.dataDir ?? '.data';
     const dir = dataDir.startsWith('memory://') ? dataDir : path.resolve(dataDir, 'pg');
@@ -85,7 +91,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     orm = await MikroORM.init(options);
     if (opts.migrate ?? true) await orm.getMigrator().up();
   } catch (err) {
-    await embedded?.close();
+    if (ownsEmbedded) await embedded?.close();
     throw err;
   }
   const finalUrl = url;
@@ -95,7 +101,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     url: finalUrl,
     async close() {
       await orm.close(true);
-      await embedded?.close();
+      if (ownsEmbedded) await embedded?.close();
     },
   };
 }

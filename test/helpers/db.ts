@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
+import type { EmbeddedPostgres } from '../../src/db/embedded.js';
 
 /** A fresh, migrated database for one test file, dropped on close. */
 export interface TestDatabase {
@@ -38,13 +39,27 @@ export const ONE_CONNECTION = 'the embedded database runs one transaction at a t
 const TEMPLATE: string | undefined = process.env.WG_TEST_EMBEDDED_TEMPLATE;
 
 /**
+ * The Jest worker's embedded PostgreSQL, put back to the migrated template for this file
+ * (test/helpers/environment.js), or undefined under another test environment. A file gets it
+ * once: its first embedded database; any further one starts a PGlite of its own.
+ */
+const workerEmbedded = (globalThis as { __walletGatewayEmbedded?: (maxConnections: number) => Promise<EmbeddedPostgres> }).__walletGatewayEmbedded;
+let workerEmbeddedTaken = false;
+
+/**
  * On TEST_DATABASE_URL (CI: the machine's PostgreSQL) a new database is created per test file
- * and dropped afterwards; without it an in-memory embedded PostgreSQL (PGlite) starts from a copy
- * of the database migrated once per run (the migrator then finds nothing to do).
+ * and dropped afterwards; without it the file's first database is the Jest worker's embedded
+ * PostgreSQL (PGlite) emptied back to the migrated template, and any other an in-memory PGlite
+ * started from a copy of the database migrated once per run (the migrator then finds nothing to do).
  */
 export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
+    if (workerEmbedded && !workerEmbeddedTaken) {
+      workerEmbeddedTaken = true;
+      const db = await openDatabase({ embedded: await workerEmbedded(poolMax + 10), poolMax });
+      return { db, url: undefined, close: () => db.close() };
+    }
     const db = await openDatabase({ dataDir: 'memory://', poolMax, ...(TEMPLATE ? { loadDataDir: await migratedSnapshot() } : {}) });
     return { db, url: undefined, close: () => db.close() };
   }
