@@ -9,6 +9,7 @@ import { factories, gql, http, startTestApp, testConfig, type TestApp } from '..
 import type { TestDatabase } from '../helpers/db.js';
 import { issueSecretKey } from '../../src/auth/secret-keys.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
+import { sleep } from '../helpers/expect.js';
 
 type App = TestApp & { database: TestDatabase };
 
@@ -18,7 +19,6 @@ const REVOCATION_DEADLINE_MS = 5000;
 const POLL_MS = 100;
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 const b64url = (s: string): string => Buffer.from(s, 'utf8').toString('base64url');
 const fromB64url = (s: string): string => Buffer.from(s, 'base64url').toString('utf8');
 

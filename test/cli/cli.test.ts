@@ -24,13 +24,13 @@ import { verifyUserTokenClaims } from '../../src/auth/user-tokens.js';
 import { factories, http, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
 import { cliEnv, runCli, spawnCli, type CliResult } from '../helpers/cli.js';
+import { sleep } from '../helpers/expect.js';
 
 const EMBEDDED = process.env.TEST_DATABASE_URL === undefined;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const WALLET_ID = /^wlt_[A-Za-z0-9]{20,}$/;
 const SECRET_KEY = /^sk_test_[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 type Runner = (args: string[], env: NodeJS.ProcessEnv) => Promise<CliResult>;
 

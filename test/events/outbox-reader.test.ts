@@ -2,10 +2,11 @@ import pg from 'pg';
 import pino from 'pino';
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
-import { requestPayment, sleep } from '../helpers/payments.js';
+import { requestPayment } from '../helpers/payments.js';
 import { preparedRead } from '../../src/db/prepared.js';
 import { OutboxReader, type OutboxRow } from '../../src/events/outbox.js';
 import { PgListenSource, EVENTS_CHANNEL } from '../../src/events/event-source.js';
+import { sleep } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {

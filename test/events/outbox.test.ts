@@ -1,9 +1,10 @@
 import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
-import { approve, cancel, reject, requestPayment, sleep } from '../helpers/payments.js';
+import { approve, cancel, reject, requestPayment } from '../helpers/payments.js';
 import { writeEvent } from '../../src/events/outbox.js';
 import { PaymentRequest, PaymentRequestStatus } from '../../src/payment-requests/payment-request.entity.js';
+import { sleep } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {

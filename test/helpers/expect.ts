@@ -80,11 +80,25 @@ export async function withDeadline<T>(promise: Promise<T>, ms: number, what: str
   }
 }
 
+/** Waits `ms`: only to let time pass on purpose (an expiry, a TTL), never to order events. */
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * The one poll of the tests: reads `read()` every `everyMs` until `done(value)` holds and returns
+ * that value; fails saying `what` and the last value read when `ms` pass first. A deadline on
+ * waiting for something that must happen (set well above the normal case), not a measurement.
+ */
+export async function poll<T>(what: string, read: () => T | Promise<T>, done: (value: T) => boolean, ms: number, everyMs = 20): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms (last: ${JSON.stringify(value)})`);
+    await sleep(everyMs);
+  }
+}
+
 /** Polls `check` every `everyMs` until it returns true; fails saying `what` when `ms` pass first. */
 export async function until(check: () => boolean | Promise<boolean>, ms: number, what: string, everyMs = 20): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+  await poll(what, check, (ok) => ok, ms, everyMs);
 }

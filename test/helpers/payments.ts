@@ -4,6 +4,7 @@
 import { gql, http } from './app.js';
 import type { Database } from '../../src/db/database.js';
 import { checkLedger } from '../../src/ledger/ledger-check.js';
+import { sleep } from './expect.js';
 
 /** Creates a payment request through REST and returns its id. */
 export async function requestPayment(
@@ -66,8 +67,6 @@ export async function countTransactions(db: Database, paymentRequestId: string):
     .execute<Array<{ n: string }>>('select count(*) as n from transactions where payment_request_id = ?', [paymentRequestId]);
   return Number(row!.n);
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the clock has passed `at` (e.g. a payment request's `expiresAt`): the moment an expiry test waits for. */
 export async function untilPast(at: string | Date): Promise<void> {

@@ -1,5 +1,6 @@
 import { createClient, type Client } from 'graphql-ws';
 import WebSocket from 'ws';
+import { poll } from './expect.js';
 
 /** A real graphql-ws client for a test gateway; closed by `dispose()`. */
 export function wsClient(
@@ -78,10 +79,6 @@ export function subscribe<T = any>(client: Client, query: string): Sub<T> {
  * missed); with `exactly`, until it holds exactly `n` (e.g. after the server dropped some).
  */
 export async function untilSubscribed(hub: { stats: { subscriptions: number } }, n: number, timeoutMs = 2000, mode: 'atLeast' | 'exactly' = 'atLeast'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const done = () => (mode === 'exactly' ? hub.stats.subscriptions === n : hub.stats.subscriptions >= n);
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`${hub.stats.subscriptions} subscriptions registered, waiting for ${mode === 'exactly' ? 'exactly' : 'at least'} ${n}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const what = `${mode === 'exactly' ? 'exactly' : 'at least'} ${n} subscriptions registered`;
+  await poll(what, () => hub.stats.subscriptions, (count) => (mode === 'exactly' ? count === n : count >= n), timeoutMs, 10);
 }

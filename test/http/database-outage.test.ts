@@ -2,9 +2,9 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
-import { requestPayment, sleep } from '../helpers/payments.js';
+import { requestPayment } from '../helpers/payments.js';
 import { migratedSnapshot } from '../helpers/db.js';
-import { withDeadline } from '../helpers/expect.js';
+import { withDeadline, sleep } from '../helpers/expect.js';
 
 // A PostgreSQL this test controls: PGlite (PostgreSQL compiled to WebAssembly) behind its
 // wire-protocol server on a fixed loopback port. Stopping the server cuts every connection and

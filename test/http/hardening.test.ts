@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
-import { expectOk, type HttpResult } from '../helpers/expect.js';
+import { expectOk, type HttpResult, poll } from '../helpers/expect.js';
 import { createPaymentRequest, getStatus, REST_TEST_ENV } from '../helpers/rest.js';
 import { subscribe, untilSubscribed, wsClient, type Sub } from '../helpers/ws.js';
 
@@ -342,11 +342,7 @@ async function closeAll(connections: RawConnection[]): Promise<void> {
 
 /** Waits until the server has seen every socket but `n` go away. */
 async function untilServerSockets(n: number, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (app.gateway.ws.wss.clients.size !== n) {
-    if (Date.now() > deadline) throw new Error(`server still has ${app.gateway.ws.wss.clients.size} sockets, expected ${n}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await poll(`the server's sockets down to ${n}`, () => app.gateway.ws.wss.clients.size, (size) => size === n, timeoutMs, 10);
 }
 
 describe('WebSocket payload limit (64 KiB)', () => {

@@ -3,7 +3,7 @@
 // subscriptions, event delivery lag).
 import { randomUUID } from 'node:crypto';
 import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
-import { expectError, expectOk, withDeadline } from '../helpers/expect.js';
+import { expectError, expectOk, withDeadline, poll } from '../helpers/expect.js';
 import { approve, cancel, createPaymentRequest, getStatus, REST_TEST_ENV } from '../helpers/rest.js';
 import { reject } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
@@ -32,13 +32,7 @@ async function metric(name: string, labels: Record<string, string> = {}): Promis
 
 /** Polls until a metric has a value (the server side of a WebSocket settles after the client's call returns). */
 async function untilMetric(name: string, expected: number, timeoutMs = 3000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = await metric(name);
-  while (last !== expected) {
-    if (Date.now() > deadline) throw new Error(`${name} stayed ${last}, expected ${expected}`);
-    await new Promise((r) => setTimeout(r, 20));
-    last = await metric(name);
-  }
+  await poll(`${name} to be ${expected}`, () => metric(name), (v) => v === expected, timeoutMs);
 }
 
 describe('/healthz and /readyz', () => {

@@ -21,6 +21,7 @@ import type { Readable } from 'node:stream';
 import { WalletGateway, webhooks, type WebhookEvent } from '@wallet-gateway/client';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { ROOT, cliDatabaseEnv, spawnCli } from '../helpers/cli.js';
+import { until } from '../helpers/expect.js';
 
 const GATEWAY_ENV = {
   SANDBOX_TEST_WALLETS: 'true',
@@ -110,13 +111,7 @@ function startListen(args: string[], env: NodeJS.ProcessEnv) {
 }
 
 /** Waits for a condition, with a deadline (never an assertion about time). */
-async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const eventually = (check: () => boolean | Promise<boolean>, what: string): Promise<void> => until(check, 30_000, what, 50);
 
 test('a merchant integrates from zero with the client and the CLI', async () => {
   const startedAt = new Date();

@@ -5,10 +5,10 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { factories, gql, http, startSecondInstance, startTestApp, type TestApp } from '../helpers/app.js';
+import { sleep } from '../helpers/expect.js';
 
 const OP_TOKEN = /^op_[A-Za-z0-9_-]{43}$/;
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 let app: TestApp;
 let root: string;

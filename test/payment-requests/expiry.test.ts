@@ -1,7 +1,8 @@
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
-import { approve, balances, cancel, countTransactions, reject, requestPayment, sleep, statusOf, untilPast } from '../helpers/payments.js';
+import { approve, balances, cancel, countTransactions, reject, requestPayment, statusOf, untilPast } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
+import { sleep } from '../helpers/expect.js';
 
 // Requests live 1 s here; the background sweeper is parked so each test sweeps when it means to.
 let app: TestApp;

@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
-import { approve, balances, cancel, countTransactions, ledgerMismatches, requestPayment, sleep, statusOf } from '../helpers/payments.js';
+import { approve, balances, cancel, countTransactions, ledgerMismatches, requestPayment, statusOf } from '../helpers/payments.js';
 import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
+import { sleep } from '../helpers/expect.js';
 
 // Concurrent decisions on one request or one wallet: they race only where transactions run side
 // by side, on a PostgreSQL server (TEST_DATABASE_URL; CI sets it).

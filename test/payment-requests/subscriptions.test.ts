@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { startTestApp, startSecondInstance, factories, http, type TestApp } from '../helpers/app.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
-import { approve, requestPayment, sleep } from '../helpers/payments.js';
+import { approve, requestPayment } from '../helpers/payments.js';
 import { describeOnServer } from '../helpers/db.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
+import { sleep } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {

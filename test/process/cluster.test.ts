@@ -4,6 +4,7 @@ import { createClient } from 'graphql-ws';
 import { createTestDatabase, describeOnServer, type TestDatabase } from '../helpers/db.js';
 import { subscribe } from '../helpers/ws.js';
 import { seed, spawnGateway } from './gateway-process.js';
+import { poll } from '../helpers/expect.js';
 
 // #10: `npm start` with WEB_CONCURRENCY=2 runs two workers on one port (node:cluster). Workers are
 // told apart by X-Worker (development only). A subscriber on one worker receives the event of a
@@ -50,14 +51,8 @@ describeOnServer('the real process with two workers', 'spawns the gateway on DAT
   }
 
   /** Polls `probe` until it yields a value (bounded). */
-  async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = 30_000): Promise<T> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const value = await probe();
-      if (value !== undefined) return value;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 25));
-    }
+  async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+    return (await poll(what, probe, (value) => value !== undefined, 30_000, 25)) as T;
   }
 
   const alive = (pid: number): boolean => {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import { createTestDatabase, describeOnServer, type TestDatabase } from '../helpers/db.js';
 import { seed, send, spawnGateway, type GatewayProcess, type Outcome } from './gateway-process.js';
 import { startTcpProxy, viaProxy, type TcpProxy } from './tcp-proxy.js';
+import { sleep } from '../helpers/expect.js';
 
 // The database goes away under load and comes back: the real process answers 503 while it is
 // gone (never another 5xx, never a non-JSON log line), serves again within 5 s of its return,
@@ -21,7 +22,6 @@ describeOnServer('the real process through a database outage', 'spawns the gatew
     await database.close();
   });
 
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   test('database outage under load: 503 while down, serving within 5 s of its return, nothing acknowledged lost', async () => {
     const { developers, users } = await seed(database.db, { developers: 1, users: 2, balance: 1000 });

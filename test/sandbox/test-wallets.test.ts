@@ -12,6 +12,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { balances, countTransactions, ledgerMismatches, requestPayment } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { cliDatabaseEnv, runCli } from '../helpers/cli.js';
+import { poll } from '../helpers/expect.js';
 
 const SANDBOX_ENV = {
   SANDBOX_TEST_WALLETS: 'true',
@@ -25,16 +26,8 @@ const SANDBOX_ENV = {
 };
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Polls a condition (as a merchant polls the status) until it holds, or fails after `timeoutMs`. */
-async function until<T>(what: string, read: () => Promise<T>, done: (v: T) => boolean, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${JSON.stringify(value)} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Polls a condition (as a merchant polls the status) until it holds, or fails after 20 s. */
+const until = <T>(what: string, read: () => Promise<T>, done: (v: T) => boolean): Promise<T> => poll(what, read, done, 20_000, 25);
 
 const statusBody = async (app: TestApp, sk: string, id: string) =>
   (await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: sk })).body;

@@ -1,7 +1,8 @@
 import { startTestApp, startSecondInstance, factories, http, type TestApp } from '../helpers/app.js';
-import { approve, requestPayment, sleep } from '../helpers/payments.js';
+import { approve, requestPayment } from '../helpers/payments.js';
 import { describeOnServer } from '../helpers/db.js';
 import { startReceiver, verify, type Received } from './receiver.js';
+import { sleep } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {

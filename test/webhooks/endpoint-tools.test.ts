@@ -3,11 +3,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { factories, http as call, startTestApp, type TestApp } from '../helpers/app.js';
-import { requestPayment, sleep } from '../helpers/payments.js';
+import { requestPayment } from '../helpers/payments.js';
 import { openApiAjv } from '../helpers/openapi.js';
 import { startReceiver, verify } from './receiver.js';
 import { SecretBox } from '../../src/webhooks/secret-box.js';
 import { newWebhookSecret } from '../../src/webhooks/signing.js';
+import { poll } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -30,14 +31,8 @@ const sendTest = (secretKey: string, id: string) => call(app.baseUrl, `/api/v1/w
 const enable = (secretKey: string, id: string) => call(app.baseUrl, `/api/v1/webhook-endpoints/${id}/enable`, { method: 'POST', token: secretKey });
 
 /** Polls the developer's endpoint list until `done` holds for the endpoint. */
-async function untilEndpoint(secretKey: string, id: string, done: (e: any) => boolean, timeoutMs = 20_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const e = (await endpoints(secretKey)).find((x) => x.id === id);
-    if (done(e)) return e;
-    if (Date.now() > deadline) throw new Error(`endpoint still ${JSON.stringify(e)}`);
-    await sleep(100);
-  }
+function untilEndpoint(secretKey: string, id: string, done: (e: any) => boolean): Promise<any> {
+  return poll(`endpoint ${id}`, async () => (await endpoints(secretKey)).find((x) => x.id === id), done, 20_000, 100);
 }
 
 /** A one-off HTTP server answering every request with `status` and `body`. */
