@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Knex } from '@mikro-orm/postgresql';
+import { escapeLiteral } from 'pg';
 import { EventType, type EntityClass, type EntityData, type TransactionEventArgs } from '@mikro-orm/core';
 
 /** The part of a pooled `pg` connection these statements use (a `pg.Client`). */
@@ -135,32 +136,100 @@ export function detachedEntity<T extends object>(em: EntityManager, entity: Enti
 /** A statement of a `runInTransaction` body: a name (prepared once per connection), its text with $n parameters, its values. */
 export type TransactionQuery = <T>(name: string, text: string, values: readonly unknown[]) => Promise<T[]>;
 
+/** A statement with $n parameters whose values are plain text, numbers or null. */
+export interface SimpleStatement {
+  readonly text: string;
+  readonly values: ReadonlyArray<string | number | null>;
+}
+
+/**
+ * Statements a transaction runs in the same round trip as its BEGIN and its COMMIT (PostgreSQL's
+ * simple protocol: one message, the values inlined as literals by pg's `escapeLiteral`, parsed
+ * per call). Each round trip costs both sides a write and a wake-up (on two cores, the largest
+ * part of a create's gateway CPU): a door's statements around an operation ride on the two
+ * round trips the transaction makes anyway.
+ */
+export interface TransactionEnds<T> {
+  /** Runs right after BEGIN; its rows are handed to the body. */
+  readonly begin?: SimpleStatement;
+  /** Built from the body's result, runs right before COMMIT (nothing when undefined). */
+  readonly commit?: (result: T) => SimpleStatement | undefined;
+}
+
+/** The statement with its values as SQL literals (numbers as they are, text escaped, null). */
+function inline(statement: SimpleStatement): string {
+  return statement.text.replace(/\$(\d+)/g, (_m, n: string) => {
+    const value = statement.values[Number(n) - 1];
+    if (value === undefined) throw new Error(`no value for $${n}`);
+    if (value === null) return 'null';
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new Error(`$${n} is not a finite number`);
+      return String(value);
+    }
+    return escapeLiteral(value);
+  });
+}
+
+/**
+ * Sends a simple-protocol message of `ends` statements. A failure carries the statements' shape
+ * ($n placeholders) as its `query` for the log, never the inlined values (src/logger.ts).
+ */
+async function simple(connection: PooledConnection, text: string, shape: string): Promise<unknown> {
+  try {
+    return await connection.query({ text, values: [] });
+  } catch (err) {
+    if (err && typeof err === 'object') Object.assign(err, { query: shape });
+    throw err;
+  }
+}
+
+/** The rows of the last statement of a simple-protocol message (pg answers one result per statement). */
+const lastRows = (result: unknown): unknown[] => {
+  const results = Array.isArray(result) ? result : [result];
+  return ((results[results.length - 1] as { rows?: unknown[] } | undefined)?.rows ?? []) as unknown[];
+};
+
 /**
  * A hot write as one database transaction of named prepared statements on a pooled connection:
  * BEGIN, the body's statements, COMMIT, each one round trip, with neither the ORM's unit of work
  * nor its query formatting (#17). `trx` identifies the transaction to the outbox (outbox.ts
  * `recordWritten`): after the commit the ORM's afterTransactionCommit event is dispatched with it,
- * as for the ORM's own transactions. Any error rolls back and is rethrown; a session that lost
- * the driver's prepared statements runs the body once more, unnamed (see Pool.named). While the
- * body runs, `runInTransaction` and `preparedRead` on the same `em` join this transaction (see
- * `openOn`): a door can wrap an operation's writes in a transaction of its own.
+ * as for the ORM's own transactions. `ends` adds statements to the BEGIN and COMMIT round trips.
+ * Any error rolls back and is rethrown; a session that lost the driver's prepared statements runs
+ * the body once more, unnamed (see Pool.named). While the body runs, `runInTransaction` and
+ * `preparedRead` on the same `em` join this transaction (see `openOn`): a door can wrap an
+ * operation's writes in a transaction of its own.
  */
-export async function runInTransaction<T>(em: EntityManager, body: (query: TransactionQuery, trx: object) => Promise<T>): Promise<T> {
+export async function runInTransaction<T>(
+  em: EntityManager,
+  body: (query: TransactionQuery, trx: object, begun: unknown[]) => Promise<T>,
+  ends: TransactionEnds<T> = {},
+): Promise<T> {
   const open = openOn.get(em);
-  // Joined: one transaction; the outermost commits (or rolls back: any error here reaches it).
-  if (open) return body(open.query, open.trx);
+  if (open) {
+    // Joined: one transaction; the outermost commits (or rolls back: any error here reaches it).
+    const begun = ends.begin ? await open.query('', ends.begin.text, ends.begin.values) : [];
+    const result = await body(open.query, open.trx, begun);
+    const last = ends.commit?.(result);
+    if (last) await open.query('', last.text, last.values);
+    return result;
+  }
   const pool = poolOf(em);
   for (;;) {
     const trx = {};
     const connection = await pool.acquire();
     let result: T;
     try {
-      await connection.query({ text: 'begin', values: [] });
-      openOn.set(em, { query: (name, text, values) => pool.run(connection, name, text, values), trx });
+      const query: TransactionQuery = (name, text, values) => pool.run(connection, name, text, values);
+      openOn.set(em, { query, trx });
       try {
-        result = await body((name, text, values) => pool.run(connection, name, text, values), trx);
-        await connection.query({ text: 'commit', values: [] });
+        const begun = ends.begin ? lastRows(await simple(connection, `begin; ${inline(ends.begin)}`, `begin; ${ends.begin.text}`)) : [];
+        if (!ends.begin) await connection.query({ text: 'begin', values: [] });
+        result = await body(query, trx, begun);
+        const last = ends.commit?.(result);
+        await simple(connection, last ? `${inline(last)}; commit` : 'commit', last ? `${last.text}; commit` : 'commit');
       } catch (err) {
+        // Also after a failed BEGIN message (its statement ran inside the block): nothing stays open.
         await connection.query({ text: 'rollback', values: [] }).catch(() => undefined);
         await em.getEventManager().dispatchEvent(EventType.afterTransactionRollback, { em, transaction: trx } as TransactionEventArgs);
         if (pool.lostSession(err)) continue;

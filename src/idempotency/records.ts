@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedStatement, type TransactionQuery } from '../db/prepared.js';
+import { preparedStatement, type SimpleStatement, type TransactionQuery } from '../db/prepared.js';
 
 /*
  * Idempotency records (SPEC §10): every database statement on `idempotency_keys`. The REST door
@@ -28,14 +28,28 @@ export function autocommit(em: EntityManager): RecordQuery {
   return (name, text, values) => preparedStatement(em, name, text, values);
 }
 
+/** The claim of a key: inserts it IN_PROGRESS and returns the transaction's `now()`, or nothing when the key has a record. */
+export function claimStatement(developerId: string, key: string, print: string): SimpleStatement {
+  return {
+    text: `insert into idempotency_keys (developer_id, key, fingerprint, state) values ($1::uuid, $2, $3, 'IN_PROGRESS')
+       on conflict do nothing returning now() as at`,
+    values: [developerId, key, print],
+  };
+}
+
+/** Stores the answer of a claimed call. */
+export function completeStatement(developerId: string, key: string, status: number, body: unknown): SimpleStatement {
+  return {
+    text: `update idempotency_keys set state = 'COMPLETED', response_status = $3::int, response_body = $4::jsonb
+      where developer_id = $1::uuid and key = $2 and state = 'IN_PROGRESS'`,
+    values: [developerId, key, status, JSON.stringify(body)],
+  };
+}
+
 /** Stores the response of a claimed call: in the call's own transaction, or on its own (`autocommit`). */
 export async function completeIdempotencyRecord(q: RecordQuery, developerId: string, key: string, status: number, body: unknown): Promise<void> {
-  await q(
-    'idempotency_complete',
-    `update idempotency_keys set state = 'COMPLETED', response_status = $3::int, response_body = $4::jsonb
-      where developer_id = $1::uuid and key = $2 and state = 'IN_PROGRESS'`,
-    [developerId, key, status, JSON.stringify(body)],
-  );
+  const { text, values } = completeStatement(developerId, key, status, body);
+  await q('idempotency_complete', text, values);
 }
 
 /**
@@ -45,13 +59,9 @@ export async function completeIdempotencyRecord(q: RecordQuery, developerId: str
  * it at the insert and then replays what committed, and a crash or rollback leaves nothing behind.
  */
 export async function claimIdempotencyKey(q: RecordQuery, developerId: string, key: string, print: string): Promise<Claim> {
+  const claim = claimStatement(developerId, key, print);
   for (let attempt = 0; attempt < 2; attempt++) {
-    const inserted = await q<{ at: string }>(
-      'idempotency_claim',
-      `insert into idempotency_keys (developer_id, key, fingerprint, state) values ($1::uuid, $2, $3, 'IN_PROGRESS')
-       on conflict do nothing returning now() as at`,
-      [developerId, key, print],
-    );
+    const inserted = await q<{ at: string }>('idempotency_claim', claim.text, claim.values);
     if (inserted.length === 1) return { kind: 'new' };
     const found = await readRecord(q, developerId, key, print);
     if (found === 'absent') continue; // removed in between: claim again

@@ -3,7 +3,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Context as KoaContext } from 'koa';
 import { AppError } from '../errors.js';
 import { runInTransaction } from '../db/prepared.js';
-import { IdempotencyStore, claimIdempotencyKey, completeIdempotencyRecord, type Claim } from '../idempotency/records.js';
+import { IdempotencyStore, claimIdempotencyKey, claimStatement, completeStatement, type Claim } from '../idempotency/records.js';
 
 export { IdempotencyStore };
 
@@ -123,16 +123,24 @@ class NotCommitted extends Error {
  */
 export async function inTransaction(ctx: KoaContext, em: EntityManager, call: KeyedCall, respond: () => Promise<RestResponse>): Promise<void> {
   const { store, developerId, key, print } = call;
-  let outcome: { claim: Exclude<Claim, { kind: 'new' }> } | { response: RestResponse };
+  type Outcome = { claim: Exclude<Claim, { kind: 'new' }> } | { response: RestResponse };
+  let outcome: Outcome;
   try {
-    outcome = await runInTransaction(em, async (q) => {
-      const claim = await claimIdempotencyKey(q, developerId, key, print);
-      if (claim.kind !== 'new') return { claim };
-      const response = await respond();
-      if (response.status !== 200) throw new NotCommitted(response);
-      await completeIdempotencyRecord(q, developerId, key, response.status, response.body);
-      return { response };
-    });
+    // The claim rides on BEGIN's round trip and the record on COMMIT's (src/db/prepared.ts TransactionEnds).
+    outcome = await runInTransaction<Outcome>(
+      em,
+      async (q, _trx, claimed) => {
+        const claim = claimed.length === 1 ? ({ kind: 'new' } as const) : await claimIdempotencyKey(q, developerId, key, print);
+        if (claim.kind !== 'new') return { claim };
+        const response = await respond();
+        if (response.status !== 200) throw new NotCommitted(response);
+        return { response };
+      },
+      {
+        begin: claimStatement(developerId, key, print),
+        commit: (done) => ('response' in done ? completeStatement(developerId, key, done.response.status, done.response.body) : undefined),
+      },
+    );
   } catch (err) {
     if (!(err instanceof NotCommitted)) throw err;
     const refused = err.response;
