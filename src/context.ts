@@ -4,7 +4,6 @@ import type { Logger } from 'pino';
 import type { Principal } from './auth/principal.js';
 import { OperationLimits } from './rate-limit.js';
 import type { Services } from './services.js';
-import type { PendingClaim } from './rest/idempotency.js';
 
 export type { Services } from './services.js';
 
@@ -23,11 +22,6 @@ export interface Context {
    * the operation's EntityManager).
    */
   scoped<T>(create: (em: EntityManager) => T): T;
-  /**
-   * The Idempotency-Key the REST door asks this operation to claim inside its own transaction
-   * (routes with `claimInside`); absent on every other door.
-   */
-  idempotency?: PendingClaim | undefined;
 }
 
 export interface ContextOptions {

@@ -2,9 +2,6 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { PollLoop } from './background/poll-loop.js';
 
-/** How long an Idempotency-Key answers as used (SPEC §10); its record may be kept longer (IDEMPOTENCY_RETENTION_HOURS). */
-export const IDEMPOTENCY_TTL_HOURS = 24;
-
 /** Rows one statement deletes at most: a pass stays short however much is due; the next pass goes on. */
 const RETENTION_BATCH = 5000;
 

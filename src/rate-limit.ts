@@ -78,6 +78,8 @@ export class LeasedLimiter {
     private readonly keyPrefix: string,
     readonly points: number,
     private readonly duration: number,
+    /** Where windows are timed (epoch ms): Date, unless a test injects a clock. */
+    private readonly clock: { now(): number } = Date,
   ) {
     this.lease = leaseSize(points);
     // If the store fails, a limiter of the same size in memory takes over rather than letting everything through.
@@ -89,7 +91,7 @@ export class LeasedLimiter {
     // Each pass takes a point, meets the exhausted window, or waits for a lease that does one of the
     // two; the bound only guards against a store whose answers never settle.
     for (let attempt = 0; attempt < 1000; attempt++) {
-      const now = Date.now();
+      const now = this.clock.now();
       const lease = this.leases.get(key);
       if (lease && lease.expire > now) {
         if (lease.tokens > 0) {
@@ -114,7 +116,7 @@ export class LeasedLimiter {
 
   /** Leases a block from the store (one upsert) and records what was granted. */
   private async take(key: string, current: Lease | undefined): Promise<void> {
-    const now = Date.now();
+    const now = this.clock.now();
     const rows = (await this.knex.raw(
       `insert into rate_limits (key, points, expire) values (?, ?, ?)
        on conflict (key) do update set

@@ -13,6 +13,8 @@ export interface CredentialCacheOptions<V extends object> {
    * credential) are not: a flood of them would only push real credentials out of the cache.
    */
   keep(verdict: V): boolean;
+  /** The clock ages are read from (milliseconds); `performance` unless a test injects one. */
+  clock?: { now(): number };
 }
 
 /**
@@ -26,13 +28,17 @@ export class CredentialCache<V extends object> {
 
   constructor(private readonly options: CredentialCacheOptions<V>) {
     const { ttlMs, load } = options;
+    const clock = options.clock ?? performance;
     this.cache = new LRUCache<string, V, string>({
       max: options.max ?? 10_000,
       ttl: ttlMs,
+      perf: clock,
+      // An injected clock is read on every check (lru-cache otherwise reuses a reading for 1 ms).
+      ttlResolution: options.clock ? 0 : 1,
       fetchMethod: async (hash, _stale, { options: entry, context: credential }) => {
-        const started = performance.now();
+        const started = clock.now();
         const verdict = await load(credential, hash);
-        entry.ttl = Math.max(1, ttlMs - (performance.now() - started));
+        entry.ttl = Math.max(1, ttlMs - (clock.now() - started));
         return verdict;
       },
     });

@@ -1,12 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedStatement, type TransactionQuery } from '../db/prepared.js';
-import { IDEMPOTENCY_TTL_HOURS } from '../maintenance.js';
+import { preparedStatement, type SimpleStatement, type TransactionQuery } from '../db/prepared.js';
 
 /*
  * Idempotency records (SPEC §10): every database statement on `idempotency_keys`. The REST door
- * parses the header and fingerprints the call (src/rest/idempotency.ts); an operation that claims
- * its key inside its own transaction (the create) runs these statements there.
+ * parses the header, fingerprints the call and wraps the operation (src/rest/idempotency.ts); no
+ * operation knows about these records.
  */
+
+/** How long an Idempotency-Key answers as used (SPEC §10); its record may be kept longer (IDEMPOTENCY_RETENTION_HOURS). */
+export const IDEMPOTENCY_TTL_HOURS = 24;
 
 /** What a claim on an Idempotency-Key found. */
 export type Claim =
@@ -14,22 +16,6 @@ export type Claim =
   | { kind: 'replay'; status: number; body: unknown }
   | { kind: 'mismatch' }
   | { kind: 'in_progress' };
-
-/** An Idempotency-Key a REST call asks its operation to claim inside its own transaction. */
-export interface PendingClaim {
-  readonly key: string;
-  readonly fingerprint: string;
-}
-
-/**
- * Thrown inside an operation whose claim found the key already used (replay, mismatch, in
- * progress): the transaction rolls back and the REST door answers from the claim.
- */
-export class IdempotentCall extends Error {
-  constructor(readonly claim: Exclude<Claim, { kind: 'new' }>) {
-    super(`Idempotency-Key already used (${claim.kind})`);
-  }
-}
 
 /** An unfinished call whose instance died is taken over after this long. */
 const LEASE_SECONDS = 60;
@@ -42,50 +28,40 @@ export function autocommit(em: EntityManager): RecordQuery {
   return (name, text, values) => preparedStatement(em, name, text, values);
 }
 
-/**
- * The UPDATE that stores a claimed call's answer, with the given SQL parameter references: the
- * create runs it as part of its own last statement, the door's claim-first routes on its own.
- */
-export function completeRecordSql(p: { developerId: string; key: string; status: string; body: string }): string {
-  return `update idempotency_keys set state = 'COMPLETED', response_status = ${p.status}::int, response_body = ${p.body}::jsonb
-      where developer_id = ${p.developerId}::uuid and key = ${p.key} and state = 'IN_PROGRESS'`;
+/** The claim of a key: inserts it IN_PROGRESS and returns the transaction's `now()`, or nothing when the key has a record. */
+export function claimStatement(developerId: string, key: string, print: string): SimpleStatement {
+  return {
+    text: `insert into idempotency_keys (developer_id, key, fingerprint, state) values ($1::uuid, $2, $3, 'IN_PROGRESS')
+       on conflict do nothing returning now() as at`,
+    values: [developerId, key, print],
+  };
 }
 
-/**
- * The INSERT that claims a key (IN_PROGRESS), returning the transaction's `now()` when it did and
- * nothing when the key has a record; with the given SQL parameter references, so that the create
- * can run it as part of its first statement.
- */
-export function claimInsertSql(p: { developerId: string; key: string; fingerprint: string }): string {
-  return `insert into idempotency_keys (developer_id, key, fingerprint, state) values (${p.developerId}::uuid, ${p.key}, ${p.fingerprint}, 'IN_PROGRESS')
-       on conflict do nothing returning now() as at`;
+/** Stores the answer of a claimed call. */
+export function completeStatement(developerId: string, key: string, status: number, body: unknown): SimpleStatement {
+  return {
+    text: `update idempotency_keys set state = 'COMPLETED', response_status = $3::int, response_body = $4::jsonb
+      where developer_id = $1::uuid and key = $2 and state = 'IN_PROGRESS'`,
+    values: [developerId, key, status, JSON.stringify(body)],
+  };
 }
 
-/**
- * Stores the response of a claimed call. A business write runs `completeRecordSql` inside its own
- * transaction instead, so that the record and the write commit together.
- */
+/** Stores the response of a claimed call: in the call's own transaction, or on its own (`autocommit`). */
 export async function completeIdempotencyRecord(q: RecordQuery, developerId: string, key: string, status: number, body: unknown): Promise<void> {
-  await q(
-    'idempotency_complete',
-    completeRecordSql({ developerId: '$1', key: '$2', status: '$3', body: '$4' }),
-    [developerId, key, status, JSON.stringify(body)],
-  );
+  const { text, values } = completeStatement(developerId, key, status, body);
+  await q('idempotency_complete', text, values);
 }
 
 /**
  * Claims an Idempotency-Key. Outside a transaction the claim commits at once (an IN_PROGRESS row
- * other calls see as 409 until it is completed or released). Inside the business transaction of a
- * call (`claimInside` routes) the row is uncommitted: a concurrent call with the same key waits on
+ * other calls see as 409 until it is completed or released). Inside the transaction a door opens
+ * around the operation (src/rest/idempotency.ts) the row is uncommitted: a concurrent call with the same key waits on
  * it at the insert and then replays what committed, and a crash or rollback leaves nothing behind.
  */
 export async function claimIdempotencyKey(q: RecordQuery, developerId: string, key: string, print: string): Promise<Claim> {
+  const claim = claimStatement(developerId, key, print);
   for (let attempt = 0; attempt < 2; attempt++) {
-    const inserted = await q<{ at: string }>(
-      'idempotency_claim',
-      claimInsertSql({ developerId: '$1', key: '$2', fingerprint: '$3' }),
-      [developerId, key, print],
-    );
+    const inserted = await q<{ at: string }>('idempotency_claim', claim.text, claim.values);
     if (inserted.length === 1) return { kind: 'new' };
     const found = await readRecord(q, developerId, key, print);
     if (found === 'absent') continue; // removed in between: claim again
@@ -161,7 +137,7 @@ export class IdempotencyStore {
     return typeof found === 'string' ? undefined : found;
   }
 
-  /** Stores the response of a claimed call (unless its business write already did, see completeIdempotencyRecord). */
+  /** Stores the response of a call claimed on its own (`claim`). */
   async complete(developerId: string, key: string, status: number, body: unknown): Promise<void> {
     await completeIdempotencyRecord(autocommit(this.forkEm()), developerId, key, status, body);
   }

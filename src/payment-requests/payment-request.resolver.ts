@@ -18,7 +18,7 @@ export class PaymentRequestResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'At most one request per developer and key (REST: the Idempotency-Key header).' })
     idempotencyKey?: string | null,
   ): Promise<PaymentRequestResponse> {
-    return PaymentRequestResponse.created(await ctx.services.payments.create(ctx.em, dev.developerId, input, idempotencyKey ?? null, ctx.idempotency));
+    return PaymentRequestResponse.created(await ctx.services.payments.create(ctx.em, dev.developerId, input, idempotencyKey ?? null));
   }
 
   @Authorized(Role.DEVELOPER)

@@ -14,9 +14,7 @@ import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } 
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
-import { detachedEntity, preparedRead, runInTransaction, type TransactionQuery } from '../db/prepared.js';
-import { IdempotentCall, claimIdempotencyKey, claimInsertSql, completeRecordSql, type PendingClaim } from '../idempotency/records.js';
-import { PaymentRequestResponse } from './payment-request.types.js';
+import { detachedEntity, preparedRead, runInTransaction, type Detached } from '../db/prepared.js';
 
 /** Input of request-payment, as the GraphQL input type delivers it. */
 export interface RequestPaymentFields {
@@ -45,7 +43,7 @@ const READ_COLUMNS = `pr.id, pr.developer_id, pr.wallet_id, pr.amount, pr.curren
        ${overdueSql('pr')} as overdue`;
 
 /** The developer's status read (prepared once per connection; explicit columns, see preparedRead). */
-const STATUS_READ = `select ${READ_COLUMNS}
+export const STATUS_READ = `select ${READ_COLUMNS}
   from payment_requests pr where pr.id = $1 and pr.developer_id = $2`;
 
 /** Largest and default page of a developer's list of payment requests. */
@@ -73,27 +71,17 @@ export interface PaymentRequestSearchPage {
 
 const STATUSES = Object.values(PaymentRequestStatus) as string[];
 
-/** The create without a claim: the transaction's timestamp and the wallet (no row: no such wallet). */
+/** The create's first statement: the transaction's timestamp and the wallet (no row: no such wallet). */
 const CREATE_START_SQL = `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId"
   from (select) one left join wallets w on w.id = $1`;
 
-/** The create's claim (returns nothing when the key has a record) and the wallet, in one statement. */
-const CREATE_CLAIM_SQL = `with c as (${claimInsertSql({ developerId: '$1', key: '$2', fingerprint: '$3' })})
-select c.at, c.at + make_interval(secs => $5) as "expiresAt", w.currency, w.status, w.user_id as "userId"
-  from c left join wallets w on w.id = $4`;
-
-/** The request, its first event and the event's webhook deliveries; the values are computed by the create. */
-const CREATE_CTES = `pr as (
+/** The create's second: the request, its first event and the event's webhook deliveries; the values are computed by the create. */
+const CREATE_SQL = `with pr as (
        insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
                                      status, created_at, expires_at, updated_at, idempotency_key, reference, metadata)
        values ($1, $2, $3, $4::numeric, $5, $6, $7, 'PENDING', now(), now() + make_interval(secs => $8), now(), $9, $10, $11::jsonb)
        returning id, developer_id),
-     ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}`;
-const CREATE_SQL = `with ${CREATE_CTES}
-select (select count(*) from queued)::int as deliveries`;
-/** The same, and the Idempotency-Key's record completed with the response. */
-const CREATE_KEYED_SQL = `with ${CREATE_CTES},
-     done as (${completeRecordSql({ developerId: '$2', key: '$15', status: '$16', body: '$17' })})
+     ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}
 select (select count(*) from queued)::int as deliveries`;
 
 /** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
@@ -155,22 +143,21 @@ export class PaymentRequestService {
   }
 
   /**
-   * Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit.
-   * With `claim` (the REST door's Idempotency-Key), the key is claimed as the transaction's first
-   * statement and its record completed as its last: one transaction, one durable commit. A key
-   * already used throws IdempotentCall (nothing is written) for the door to answer.
+   * Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit:
+   * one transaction of two statements (the wallet with the transaction's timestamp; the request
+   * with its event). `idempotencyKey` is the request's own (unique per developer: the same key
+   * again is CONFLICT). A door that wraps the create in its own transaction (src/db/prepared.ts,
+   * the REST door's Idempotency-Key record) gets the request written in that transaction.
    */
   async create(
     em: EntityManager,
     developerId: string,
     input: RequestPaymentFields,
     idempotencyKey: string | null = null,
-    claim?: PendingClaim,
-  ): Promise<PaymentRequest> {
+  ): Promise<Detached<PaymentRequest>> {
     if (idempotencyKey !== null && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
       throw badInput('idempotencyKey must be 1-255 characters');
     }
-    if (claim && claim.key !== idempotencyKey) throw new Error('the claimed Idempotency-Key must be the request\'s idempotencyKey');
     const walletId = requireText(input.walletId, 'walletId', 64);
     const amount = parseAmount(input.amount, this.config.maxAmount);
     const description = requireText(input.description, 'description', 255);
@@ -178,19 +165,20 @@ export class PaymentRequestService {
     const { reference, metadata } = parseMerchantFields(input);
     const ttl = this.sandboxLifetimes.get(walletId) ?? this.config.paymentRequestTtlSeconds;
     const created = await runInTransaction(em, async (q, trx) => {
-      // 1st statement: the claim (its transaction's now() is the request's timestamp) and the wallet.
-      const start = await this.claimAndWallet(q, developerId, walletId, ttl, claim);
-      if (!start.wallet) throw notFound('Wallet not found');
-      if (start.wallet.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
-      // Only read from here on (event, response, record): a detached entity with the row as the
-      // 2nd statement writes it (now() is the same throughout the transaction), mapped as the
+      // 1st statement: the transaction's now() (the request's timestamp) and the wallet.
+      type Start = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null };
+      const [start] = await q<Start>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl]);
+      if (!start || start.status === null) throw notFound('Wallet not found');
+      if (start.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
+      // Only read from here on (event, response): a detached entity with the row as the 2nd
+      // statement writes it (now() is the same throughout the transaction), mapped as the
       // status read maps it.
       const pr = detachedEntity(em, PaymentRequest, {
         id: randomUUID(),
         developer_id: developerId,
         wallet_id: walletId,
         amount,
-        currency: start.wallet.currency,
+        currency: start.currency,
         description,
         merchant_name: merchantName,
         status: PaymentRequestStatus.PENDING,
@@ -203,7 +191,7 @@ export class PaymentRequestService {
         metadata,
         overdue: false,
       });
-      const event = firstEvent(pr, start.wallet.userId, pr.createdAt);
+      const event = firstEvent(pr, start.userId!, pr.createdAt);
       const values: unknown[] = [
         pr.id,
         developerId,
@@ -220,13 +208,10 @@ export class PaymentRequestService {
         JSON.stringify(event.payload),
         event.payload.createdAt,
       ];
-      // 2nd statement: the request, its event (and webhook deliveries) and, with a claim, the
-      // Idempotency-Key's record. It commits with the request itself: a crash before this commit
-      // leaves no trace, one after it leaves the key answering with this request.
-      if (claim) values.push(claim.key, 200, JSON.stringify(PaymentRequestResponse.created(pr)));
+      // 2nd statement: the request, its event and webhook deliveries.
       let rows: Array<{ deliveries: number }>;
       try {
-        rows = await q(claim ? 'payment_request_create_keyed' : 'payment_request_create', claim ? CREATE_KEYED_SQL : CREATE_SQL, values);
+        rows = await q('payment_request_create', CREATE_SQL, values);
       } catch (err) {
         if ((err as { code?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'payment_requests_idempotency_uq') {
           throw new AppError('CONFLICT', 'A payment request with this idempotency key already exists');
@@ -240,39 +225,8 @@ export class PaymentRequestService {
     return created;
   }
 
-  /**
-   * The create's first statement: the claim of its Idempotency-Key (if any) and the wallet's
-   * currency, status and owner, with the transaction's timestamp. A key already used throws
-   * IdempotentCall (the door answers from the record; nothing is written).
-   */
-  private async claimAndWallet(
-    q: TransactionQuery,
-    developerId: string,
-    walletId: string,
-    ttl: number,
-    claim: PendingClaim | undefined,
-  ): Promise<{ at: string; expiresAt: string; wallet: { currency: string; status: string; userId: string } | undefined }> {
-    type Row = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null };
-    const toResult = (row: Row) => ({
-      at: row.at,
-      expiresAt: row.expiresAt,
-      wallet: row.status === null ? undefined : { currency: row.currency!, status: row.status, userId: row.userId! },
-    });
-    if (!claim) {
-      const [row] = await q<Row>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl]);
-      return toResult(row!);
-    }
-    const [claimed] = await q<Row>('payment_request_create_claim', CREATE_CLAIM_SQL, [developerId, claim.key, claim.fingerprint, walletId, ttl]);
-    if (claimed) return toResult(claimed);
-    // The key has a record (or a lapsed one): the claim's slower path decides, then the wallet is read.
-    const found = await claimIdempotencyKey(q, developerId, claim.key, claim.fingerprint);
-    if (found.kind !== 'new') throw new IdempotentCall(found);
-    const [row] = await q<Row>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl]);
-    return toResult(row!);
-  }
-
   /** A request of this developer's, or NOT_FOUND (also for anyone else's id). */
-  async getForDeveloper(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
+  async getForDeveloper(em: EntityManager, developerId: string, id: string): Promise<Detached<PaymentRequest>> {
     requireUuid(id);
     // The hot status read: one hand-written statement mapped to a detached entity (with `overdue`, by the
     // database's clock, as the entity's formula reads it); the ORM's query building cost more CPU

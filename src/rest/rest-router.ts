@@ -8,71 +8,8 @@ import type { GatewayState } from '../http/state.js';
 import type { Context } from '../context.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
-import { IdempotentCall, fingerprint, parseIdempotencyKey, type Claim, type IdempotencyStore } from './idempotency.js';
+import { claimFirst, fingerprint, inTransaction, parseIdempotencyKey, send, type IdempotencyStore, type RestResponse } from './idempotency.js';
 import { graphqlOperationSpan, tracing } from '../observability/tracing.js';
-
-interface RestResponse {
-  status: number;
-  body: unknown;
-}
-
-function send(ctx: KoaContext, response: RestResponse): void {
-  ctx.status = response.status;
-  ctx.body = response.body;
-}
-
-/** The answer to a call whose Idempotency-Key was already used: the stored response, 422 or 409. */
-function answerClaim(ctx: KoaContext, claim: Exclude<Claim, { kind: 'new' }>): void {
-  switch (claim.kind) {
-    case 'mismatch':
-      throw new AppError('UNPROCESSABLE', 'Idempotency-Key was already used with a different request');
-    case 'in_progress':
-      // Retry-After marks the one 409 that a retry with the same key resolves (clients retry on it).
-      throw new AppError('CONFLICT', 'A request with this Idempotency-Key is still being processed', { 'Retry-After': '1' });
-    case 'replay':
-      ctx.set('Idempotent-Replayed', 'true');
-      send(ctx, { status: claim.status, body: claim.body });
-      return;
-    default: {
-      const never: never = claim;
-      throw new Error(`unknown claim ${String(never)}`);
-    }
-  }
-}
-
-/** Whether an answer is stored for its Idempotency-Key: not a refused body (400), which may be retried, nor a failure of ours (5xx). */
-const remembered = (status: number): boolean => status !== 400 && status < 500;
-
-interface KeyRecord {
-  store: IdempotencyStore;
-  developerId: string;
-  key: string;
-  print: string;
-}
-
-/**
- * Claims the key on its own and answers from its record if it was used already; else answers
- * with `respond()` and stores that answer (SPEC §10), or releases the key when it is not to be
- * remembered.
- */
-async function answerRemembered(ctx: KoaContext, record: KeyRecord, respond: () => Promise<RestResponse>): Promise<void> {
-  const { store, developerId, key, print } = record;
-  const claim = await store.claim(developerId, key, print);
-  if (claim.kind !== 'new') {
-    answerClaim(ctx, claim);
-    return;
-  }
-  let response: RestResponse;
-  try {
-    response = await respond();
-  } catch (err) {
-    await store.release(developerId, key).catch(() => undefined);
-    throw err;
-  }
-  if (remembered(response.status)) await store.complete(developerId, key, response.status, response.body);
-  else await store.release(developerId, key);
-  send(ctx, response);
-}
 
 interface PreparedRoute {
   route: RestRoute;
@@ -120,8 +57,6 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
         result = await execute({ schema: deps.schema, document: prepared.document, variableValues, contextValue: context });
       }
       if (!result.errors?.length) return { status: 200, body: (result.data as Record<string, unknown>)[prepared.field] };
-      const used = result.errors.find((e) => e.originalError instanceof IdempotentCall)?.originalError as IdempotentCall | undefined;
-      if (used) throw used;
       const reply = restErrorOf(result.errors);
       // Thrown, not answered here: the error boundary answers what is no answer to remember
       // (a 429 with its headers, a 5xx with the detail in the log), and the idempotency record is released.
@@ -148,30 +83,10 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
         return;
       }
       const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
-      const print = fingerprint(route.method, ctx.path, body);
-      const record = { store: deps.idempotency, developerId: principal.developerId, key, print };
-      if (!route.claimInside) {
-        await answerRemembered(ctx, record, () => run(ctx, context, body, key));
-        return;
-      }
-      // The operation claims the key in its own transaction and completes the record there.
-      context.idempotency = { key, fingerprint: print };
-      let inside: RestResponse;
-      try {
-        inside = await run(ctx, context, body, key);
-      } catch (err) {
-        if (!(err instanceof IdempotentCall)) throw err;
-        answerClaim(ctx, err.claim);
-        return;
-      }
-      // A key already used still answers as it would have before the call ran (e.g. 422 for
-      // another body), also when this body was refused.
-      const standing = inside.status === 400 ? await deps.idempotency.standing(principal.developerId, key, print) : undefined;
-      if (standing) answerClaim(ctx, standing);
-      // A success was recorded with the write; what is not remembered needs no record.
-      else if (inside.status === 200 || !remembered(inside.status)) send(ctx, inside);
-      // Any other answer (the write rolled back, e.g. 404, 409) is remembered on its own.
-      else await answerRemembered(ctx, record, async () => inside);
+      const call = { store: deps.idempotency, developerId: principal.developerId, key, print: fingerprint(route.method, ctx.path, body) };
+      const respond = () => run(ctx, context, body, key);
+      if (route.inTransaction) await inTransaction(ctx, context.em, call, respond);
+      else await claimFirst(ctx, call, respond);
     };
     if (route.method === 'GET') router.get(route.path, handler);
     else if (route.method === 'DELETE') router.delete(route.path, handler);

@@ -14,11 +14,12 @@ export interface RestRoute {
   /** Whether the route reads a JSON body. */
   readonly body: boolean;
   /**
-   * POST routes whose operation claims the Idempotency-Key inside its own transaction (the
-   * context's `idempotency`), so that the claim, the write and the record are one commit.
-   * Other POST routes are claimed by the door before the operation runs.
+   * POST routes whose operation writes with `runInTransaction` (src/db/prepared.ts): the door runs
+   * it inside a transaction of its own with the Idempotency-Key's claim and record, one commit
+   * (src/rest/idempotency.ts `inTransaction`). Other POST routes are claimed by the door before
+   * the operation runs (`claimFirst`).
    */
-  readonly claimInside?: boolean;
+  readonly inTransaction?: boolean;
   /** Path parameters, body, Idempotency-Key and query → operation variables. */
   variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null, query?: QueryParams): Record<string, unknown>;
 }
@@ -49,7 +50,7 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     path: '/wallet/request-payment',
     body: true,
-    claimInside: true,
+    inTransaction: true,
     operation: `mutation RequestPayment($input: RequestPaymentInput!, $idempotencyKey: String) {
       requestPayment(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt }
     }`,

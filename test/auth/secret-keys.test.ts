@@ -1,12 +1,13 @@
 /**
  * Secret-key authentication of the developer REST door (SPEC §3, §4): every way a key can be
- * wrong answers 401 with the Error body, revocation reaches every instance within 5 s, the
+ * wrong answers 401 with the Error body, revocation reaches every instance (within 5 s: revocation-bound.test.ts), the
  * database keeps only the SHA-256 of a key, and no credential ever reaches the logs.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT, decodeProtectedHeader, decodeJwt } from 'jose';
 import { factories, gql, http, startTestApp, testConfig, type TestApp } from '../helpers/app.js';
 import type { TestDatabase } from '../helpers/db.js';
+import { until } from '../helpers/expect.js';
 import { issueSecretKey } from '../../src/auth/secret-keys.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { sleep } from '../helpers/expect.js';
@@ -15,7 +16,12 @@ type App = TestApp & { database: TestDatabase };
 
 const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const KEY_SIGNING_SECRET = testConfig().keySigningSecret;
-const REVOCATION_DEADLINE_MS = 5000;
+/**
+ * How long a poll waits for a revoked key's refusal before failing: a deadline against a hang,
+ * well above the cache TTL, not a measurement. The 5 s revocation bound itself is proven on an
+ * injected clock (revocation-bound.test.ts: a verdict is believed at most KEY_CACHE_TTL_MS ≤ 4 s).
+ */
+const REFUSAL_DEADLINE_MS = 30_000;
 const POLL_MS = 100;
 
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
@@ -75,14 +81,11 @@ async function probe(baseUrl: string, key: string): Promise<number> {
 }
 
 /**
- * Polls every 100 ms until `key` is refused on `baseUrl`; fails once the SPEC's revocation
- * deadline (5 s after `since`) has passed with the key still accepted.
+ * Polls every 100 ms until `key` is refused on `baseUrl` (at the latest once that instance's
+ * cached verdict has aged past its KEY_CACHE_TTL_MS); fails after REFUSAL_DEADLINE_MS.
  */
-async function untilRefused(baseUrl: string, key: string, since: number): Promise<void> {
-  while ((await probe(baseUrl, key)) !== 401) {
-    if (Date.now() - since > REVOCATION_DEADLINE_MS) throw new Error(`the revoked key was still accepted ${REVOCATION_DEADLINE_MS} ms after its revocation`);
-    await sleep(POLL_MS);
-  }
+async function untilRefused(baseUrl: string, key: string): Promise<void> {
+  await until(async () => (await probe(baseUrl, key)) === 401, REFUSAL_DEADLINE_MS, `the revoked key refused on ${baseUrl}`, POLL_MS);
 }
 
 /** Splits `sk_test_<header>.<payload>.<signature>`. */
@@ -294,14 +297,13 @@ describe('storage', () => {
 });
 
 describe('revocation', () => {
-  test('a key revoked through the admin GraphQL API is refused within 5 s (KEY_CACHE_TTL_MS=200)', async () => {
+  test('a key revoked through the admin GraphQL API is refused once the cache lets go (KEY_CACHE_TTL_MS=200)', async () => {
     const key = await newKey();
     expect(await probe(app.baseUrl, key.secretKey)).toBe(404); // cached now
     const res = await gql(app.baseUrl, 'mutation($k: ID!) { revokeSecretKey(keyId: $k) { keyId revokedAt } }', { k: key.keyId }, ADMIN_TOKEN);
     expect(res.body.errors).toBeUndefined();
     expect(res.body.data.revokeSecretKey.keyId).toBe(key.keyId);
-    const revokedAt = Date.now();
-    await untilRefused(app.baseUrl, key.secretKey, revokedAt);
+    await untilRefused(app.baseUrl, key.secretKey);
     // It stays refused, on every route, also once the cache has read the row again.
     await sleep(app.config.keyCacheTtlMs + 100);
     await expectRefused(bearer(key.secretKey));
@@ -334,15 +336,14 @@ describe('revocation', () => {
       }
     });
 
-    test('a key revoked through one instance is refused by the other within 5 s', async () => {
+    test('a key revoked through one instance is refused by the other once its cached verdict expires', async () => {
       const key = await newKey();
       expect(await probe(app.baseUrl, key.secretKey)).toBe(404);
       expect(await probe(second.baseUrl, key.secretKey)).toBe(404); // both have it cached
       const res = await gql(second.baseUrl, 'mutation($k: ID!) { revokeSecretKey(keyId: $k) { keyId } }', { k: key.keyId }, ADMIN_TOKEN);
       expect(res.body.errors).toBeUndefined();
-      const revokedAt = Date.now();
       expect(await probe(second.baseUrl, key.secretKey)).toBe(401); // the revoking instance forgets at once
-      await untilRefused(app.baseUrl, key.secretKey, revokedAt);
+      await untilRefused(app.baseUrl, key.secretKey);
     });
 
     test('a key revoked the other way round (instance 1 revokes, instance 2 with the default TTL refuses)', async () => {
@@ -350,17 +351,15 @@ describe('revocation', () => {
       expect(await probe(second.baseUrl, key.secretKey)).toBe(404);
       const res = await gql(app.baseUrl, 'mutation($k: ID!) { revokeSecretKey(keyId: $k) { keyId } }', { k: key.keyId }, ADMIN_TOKEN);
       expect(res.body.errors).toBeUndefined();
-      const revokedAt = Date.now();
-      await untilRefused(second.baseUrl, key.secretKey, revokedAt);
+      await untilRefused(second.baseUrl, key.secretKey);
     });
 
-    test('a key revoked directly in the database is refused by both instances within 5 s', async () => {
+    test('a key revoked directly in the database is refused by both instances once their cached verdicts expire', async () => {
       const key = await newKey();
       expect(await probe(app.baseUrl, key.secretKey)).toBe(404);
       expect(await probe(second.baseUrl, key.secretKey)).toBe(404);
       await app.db.orm.em.fork().execute('update secret_keys set revoked_at = now() where id = ?', [key.keyId]);
-      const revokedAt = Date.now();
-      await Promise.all([untilRefused(app.baseUrl, key.secretKey, revokedAt), untilRefused(second.baseUrl, key.secretKey, revokedAt)]);
+      await Promise.all([untilRefused(app.baseUrl, key.secretKey), untilRefused(second.baseUrl, key.secretKey)]);
     });
   });
 });

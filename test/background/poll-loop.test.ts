@@ -5,6 +5,14 @@ import { PollLoop } from '../../src/background/poll-loop.js';
 // is an hour, so no timer decides anything here.
 const HOUR = 3_600_000;
 
+/** Yields to the event loop until `check` holds; fails (rather than spinning forever) after 10,000 turns. */
+async function turnsUntil(check: () => boolean, what: string): Promise<void> {
+  for (let turn = 0; !check(); turn++) {
+    if (turn >= 10_000) throw new Error(`${what}: not after 10,000 event-loop turns`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
 /** A pass that waits for the test to let it finish, and counts its runs. */
 function gatedPasses(results: boolean[] = []) {
   const runs: Array<() => void> = [];
@@ -15,7 +23,7 @@ function gatedPasses(results: boolean[] = []) {
     return results.shift() ?? false;
   };
   const finishNext = async (): Promise<void> => {
-    while (runs.length === 0) await new Promise((r) => setImmediate(r));
+    await turnsUntil(() => runs.length > 0, 'a pass waiting to finish');
     runs.shift()!();
     await new Promise((r) => setImmediate(r));
   };
@@ -77,7 +85,7 @@ test('stop waits for the pass in progress, and nothing runs after it', async () 
   const g = gatedPasses([true]);
   const loop = new PollLoop(g.pass, HOUR, () => undefined);
   loop.start({ now: true });
-  while (g.waiting() === 0) await new Promise((r) => setImmediate(r));
+  await turnsUntil(() => g.waiting() > 0, 'the first pass under way');
   let stopped = false;
   const stopping = loop.stop().then(() => (stopped = true));
   await new Promise((r) => setImmediate(r));

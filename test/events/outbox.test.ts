@@ -1,10 +1,10 @@
-import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
+import { startSecondInstance, startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { approve, cancel, reject, requestPayment } from '../helpers/payments.js';
+import { until } from '../helpers/expect.js';
 import { writeEvent } from '../../src/events/outbox.js';
 import { PaymentRequest, PaymentRequestStatus } from '../../src/payment-requests/payment-request.entity.js';
-import { sleep } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -110,8 +110,7 @@ test('the sweeper’s expiry writes payment_request.expired', async () => {
   const user = await f.user({ balance: 100 });
   const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   await app.db.orm.em.fork().execute(`update payment_requests set expires_at = created_at + interval '1 millisecond' where id = ?`, [id]);
-  const deadline = Date.now() + 10_000;
-  while ((await eventsOf(id)).length < 2 && Date.now() < deadline) await sleep(50);
+  await until(async () => (await eventsOf(id)).length >= 2, 10_000, 'the sweeper writing payment_request.expired');
   const events = await eventsOf(id);
   expect(events.map((e) => e.type)).toEqual(['payment_request.created', 'payment_request.expired']);
   expect(events[1]!.payload.data.paymentRequest).toMatchObject({ id, status: 'EXPIRED', transactionId: null });
@@ -143,6 +142,8 @@ test('events written in a savepoint reach subscribers when it is released and th
   const dev = await f.developer();
   const user = await f.user({ balance: 100 });
   const hub = app.gateway.services.eventHub;
+  // Made before anyone listens, so its cancellation later can only come through the reader.
+  const sentinel = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   const client = wsClient(app.baseUrl, user.token);
   const before = hub.stats.subscriptions;
   const updated = subscribe<{ paymentRequestUpdated: { id: string } }>(client, 'subscription { paymentRequestUpdated { id } }');
@@ -160,14 +161,17 @@ test('events written in a savepoint reach subscribers when it is released and th
         .catch((err: Error) => expect(err.message).toBe('savepoint rolled back'));
     });
   await nested('rollback');
-  await sleep(app.config.outboxPollIntervalMs * 3);
-  expect(updated.values).toHaveLength(0);
+  // What decides it: the rolled-back savepoint left no event row, and the reader only reads rows.
+  expect((await eventsOf(id)).map((e) => e.type)).toEqual(['payment_request.created']);
   const handed = hub.stats.handedAtCommit;
   await nested('commit');
+  expect((await eventsOf(id)).map((e) => e.type)).toEqual(['payment_request.created', 'payment_request.cancelled']);
   expect((await updated.next(3000)).paymentRequestUpdated.id).toBe(id);
   expect(hub.stats.handedAtCommit).toBe(handed); // the reader brought it
-  await sleep(app.config.outboxPollIntervalMs * 3);
-  expect(updated.values).toHaveLength(1);
+  // Nothing more: an event committed after it, which only the reader can bring, arrives next.
+  expect((await cancel(app.baseUrl, dev.secretKey, sentinel)).status).toBe(200);
+  expect((await updated.next(3000)).paymentRequestUpdated.id).toBe(sentinel);
+  expect(updated.values.map((v) => v.paymentRequestUpdated.id)).toEqual([id, sentinel]);
   updated.dispose();
   await client.dispose();
 });
@@ -177,21 +181,33 @@ test('the committing process hands its own subscribers their events at commit, o
   const dev = await f.developer();
   const user = await f.user({ balance: 100 });
   const hub = app.gateway.services.eventHub;
+  // Made before anyone listens, so its cancellation later can only come through the reader.
+  const sentinel = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   const client = wsClient(app.baseUrl, user.token);
   const before = hub.stats.subscriptions;
   const sub = subscribe<{ paymentRequested: { id: string; status: string } }>(client, REQUESTED);
   const updated = subscribe<{ paymentRequestUpdated: { id: string; status: string } }>(client, 'subscription { paymentRequestUpdated { id status } }');
   await untilSubscribed(hub, before + 2);
   const handed = hub.stats.handedAtCommit;
+  const fromFeed = hub.stats.fromFeed;
   const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   expect((await sub.next(3000)).paymentRequested).toEqual({ id, status: 'PENDING' });
   expect((await approve(app.baseUrl, user.token, id)).body.errors).toBeUndefined();
   expect((await updated.next(3000)).paymentRequestUpdated).toEqual({ id, status: 'APPROVED' });
   // Both went out at commit (the approval follows the creation handed here), and the reader's reads of them changed nothing.
   expect(hub.stats.handedAtCommit - handed).toBe(2);
-  await sleep(app.config.outboxPollIntervalMs * 3);
-  expect(sub.values).toHaveLength(1);
-  expect(updated.values).toHaveLength(1);
+  // The reader reads their rows too and must drop them. An event committed after both, which only
+  // the reader can bring, arriving means it has read past them: by then the hub published exactly
+  // that one event from the reader, and each subscription holds each event once.
+  expect((await cancel(app.baseUrl, dev.secretKey, sentinel)).status).toBe(200);
+  expect((await updated.next(3000)).paymentRequestUpdated).toEqual({ id: sentinel, status: 'CANCELLED' });
+  expect(hub.stats.fromFeed - fromFeed).toBe(1);
+  expect(hub.stats.handedAtCommit - handed).toBe(2);
+  expect(sub.values.map((v) => v.paymentRequested.id)).toEqual([id]);
+  expect(updated.values.map((v) => v.paymentRequestUpdated)).toEqual([
+    { id, status: 'APPROVED' },
+    { id: sentinel, status: 'CANCELLED' },
+  ]);
   sub.dispose();
   updated.dispose();
   await client.dispose();
@@ -242,13 +258,25 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
     // since the last one, whatever its position); the slow one arrives once it commits, and
     // neither is skipped or repeated.
     expect((await sub.next(3000)).paymentRequested.id).toBe(fast);
-    await sleep(app.config.outboxPollIntervalMs * 2);
-    expect(sub.values).toHaveLength(1);
-    release();
-    const slowId = await slow;
-    expect((await sub.next(3000)).paymentRequested.id).toBe(slowId);
-    await sleep(app.config.outboxPollIntervalMs * 2);
-    expect(sub.values.map((v) => v.paymentRequested.id)).toEqual([fast, slowId]);
+    // Requests made through a second instance (its own ORM: this instance's reader alone brings
+    // them here) mark how far the reader has read: when one arrives, everything committed before
+    // it has been read. While the slow transaction is open, its row is invisible to the reader.
+    const other = await startSecondInstance(app);
+    try {
+      const mark1 = await requestPayment(other.baseUrl, dev.secretKey, user.walletId, 1);
+      expect((await sub.next(3000)).paymentRequested.id).toBe(mark1);
+      expect(sub.values.map((v) => v.paymentRequested.id)).toEqual([fast, mark1]);
+      release();
+      const slowId = await slow;
+      expect((await sub.next(3000)).paymentRequested.id).toBe(slowId);
+      const mark2 = await requestPayment(other.baseUrl, dev.secretKey, user.walletId, 1);
+      expect((await sub.next(3000)).paymentRequested.id).toBe(mark2);
+      // Each once, none skipped: the late commit with the lower position was not lost behind the marks.
+      expect(sub.values.map((v) => v.paymentRequested.id)).toEqual([fast, mark1, slowId, mark2]);
+    } finally {
+      release();
+      await other.close();
+    }
     sub.dispose();
     await client.dispose();
   });

@@ -1,11 +1,11 @@
 /**
  * Operator identities (issue 11 item 2): named admin tokens issued by root (or the CLI, see
- * operators-cli.test.ts), shown once, stored as SHA-256, revocable everywhere within 5 s, and
+ * operators-cli.test.ts), shown once, stored as SHA-256, revocable everywhere (within 5 s: test/auth/revocation-bound.test.ts), and
  * accepted wherever the admin token is.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { factories, gql, http, startSecondInstance, startTestApp, type TestApp } from '../helpers/app.js';
-import { sleep } from '../helpers/expect.js';
+import { until } from '../helpers/expect.js';
 
 const OP_TOKEN = /^op_[A-Za-z0-9_-]{43}$/;
 const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
@@ -62,7 +62,7 @@ test('an operator token is an admin credential: queries and mutations run as tha
   expect(other.body.data.createOperator.token).toMatch(OP_TOKEN);
 });
 
-test('revokeOperator: refused at once on this instance and within 5 s on another; revoking again keeps the first time', async () => {
+test('revokeOperator: refused at once on this instance and, once its cache lets go, on another; revoking again keeps the first time', async () => {
   const second = await startSecondInstance(app, { KEY_CACHE_TTL_MS: '4000' });
   try {
     const op = await createOperator('Carol Revoked');
@@ -71,21 +71,26 @@ test('revokeOperator: refused at once on this instance and within 5 s on another
     expect((await gql(second.baseUrl, WHOAMI, {}, op.token)).body.data.currentOperator.name).toBe('Carol Revoked');
 
     const revoked = await gql(app.baseUrl, REVOKE, { id: op.operatorId }, root);
-    const revokedAt = Date.now();
     expect(revoked.body.data.revokeOperator.operatorId).toBe(op.operatorId);
     const here = await gql(app.baseUrl, WHOAMI, {}, op.token);
     expect(here.status).toBe(401);
     expect(here.body.errors[0]).toMatchObject({ message: 'Invalid admin token', extensions: { code: 'UNAUTHENTICATED' } });
 
-    // The other instance still holds the row in its cache (≤ 4 s); it must let go in time.
+    // The other instance still holds the row in its cache (≤ 4 s); it must let go: a poll with a
+    // deadline against a hang, not a measurement (the 5 s bound is proven on an injected clock in
+    // test/auth/revocation-bound.test.ts, for the cache both credential kinds share).
     let there = await gql(second.baseUrl, WHOAMI, {}, op.token);
-    while (there.status !== 401 && Date.now() - revokedAt <= 5000) {
-      await sleep(100);
-      there = await gql(second.baseUrl, WHOAMI, {}, op.token);
-    }
+    await until(
+      async () => {
+        there = await gql(second.baseUrl, WHOAMI, {}, op.token);
+        return there.status === 401;
+      },
+      30_000,
+      'the revoked operator token refused on the second instance',
+      100,
+    );
     expect(there.status).toBe(401);
     expect(there.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
-    expect(Date.now() - revokedAt).toBeLessThanOrEqual(5000);
     // Mutations too, not only queries.
     const mutation = await gql(second.baseUrl, 'mutation { createDeveloper(name: "too late") { id } }', {}, op.token);
     expect(mutation.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');

@@ -1,8 +1,9 @@
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
-import { approve, balances, cancel, countTransactions, reject, requestPayment, statusOf, untilPast } from '../helpers/payments.js';
+import pg from 'pg';
+import { approve, balances, cancel, countTransactions, ledgerMismatches, reject, requestPayment, statusOf, untilPast } from '../helpers/payments.js';
+import { until, withDeadline } from '../helpers/expect.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
-import { sleep } from '../helpers/expect.js';
 
 // Requests live 1 s here; the background sweeper is parked so each test sweeps when it means to.
 let app: TestApp;
@@ -78,40 +79,96 @@ describeOnServer('races with the sweeper', ONE_CONNECTION, () => {
     }
   });
 
-  test('approve racing expiry ends in exactly one state with the money consistent with it', async () => {
+  // Approve racing expiry, both outcomes made to happen: a trigger (test only) parks one side on
+  // an advisory lock this test holds, at the point that decides the race, while the other side runs.
+  // The parked side waits without the gateway's lock_timeout, so it cannot give up on its own.
+  const sql = <T>(text: string, params: unknown[] = []) => app.db.orm.em.fork().execute<T[]>(text, params);
+  /** Until a session waits for the advisory lock `key` (the parked side has reached its trigger). */
+  const untilParked = (director: pg.Client, key: number, what: string) =>
+    until(
+      async () => (await director.query(`select 1 from pg_locks where locktype = 'advisory' and objid = $1 and not granted`, [key])).rows.length > 0,
+      10_000,
+      what,
+    );
+  /** Until the database's own clock is past the request's expires_at (the clock both sides use). */
+  const untilOverdue = (id: string) =>
+    until(async () => (await sql<{ overdue: boolean }>('select expires_at <= now() as overdue from payment_requests where id = ?', [id]))[0]!.overdue, 10_000, 'expires_at passing');
+
+  const eventTypes = async (id: string) => (await sql<{ type: string }>('select type from events where payment_request_id = ? order by sequence', [id])).map((e) => e.type);
+
+  test('the decision wins: an approval that claimed the row before expiresAt commits APPROVED; the sweeper skips the row and never expires it', async () => {
     const dev = await f.developer();
-    const user = await f.user({ balance: 1000 });
-    // Nothing else is left to sweep: what a sweep counts below is this test's request.
-    await app.gateway.sweeper.sweep();
-    const outcomes: Record<string, 'APPROVED' | 'EXPIRED'> = {};
-    for (let i = 0; i < 6; i++) {
-      const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-      const { expiresAt } = await statusOf(app.baseUrl, dev.secretKey, id);
-      // Land the approval a few milliseconds either side of expiresAt.
-      await sleep(Math.max(0, new Date(expiresAt).getTime() - Date.now() - 15 + i * 4));
-      const [res, sweptDuring] = await Promise.all([approve(app.baseUrl, user.token, id), app.gateway.sweeper.sweep()]);
-      await untilPast(expiresAt);
-      const sweptAfter = await app.gateway.sweeper.sweep();
-      const final = await statusOf(app.baseUrl, dev.secretKey, id);
-      const n = await countTransactions(app.db, id);
-      if (final.status === 'APPROVED') {
-        expect(res.body.data.approvePaymentRequest.status).toBe('APPROVED');
-        expect(n).toBe(1);
-        expect(sweptDuring + sweptAfter).toBe(0);
-      } else {
-        expect(final.status).toBe('EXPIRED');
-        expect(res.body.errors[0].extensions.code).toMatch(/PAYMENT_REQUEST_(EXPIRED|NOT_PENDING)/);
-        expect(n).toBe(0);
-        expect(sweptDuring + sweptAfter).toBe(1); // written EXPIRED exactly once
-      }
-      outcomes[id] = final.status;
+    const user = await f.user({ balance: 100 });
+    await app.gateway.sweeper.sweep(); // nothing else is due: what a sweep counts below is this request
+    const director = new pg.Client({ connectionString: app.database.url });
+    await director.connect();
+    try {
+      await director.query('select pg_advisory_lock(8101)');
+      // Parks the approval right after its update claimed the row (the row lock is held).
+      await sql(`create or replace function test_hold_approvals() returns trigger language plpgsql as $$
+        begin perform set_config('lock_timeout', '0', true); perform pg_advisory_xact_lock(8101); return null; end $$`);
+      await sql(`create trigger test_hold_approvals after update on payment_requests for each row when (new.status = 'APPROVED') execute function test_hold_approvals()`);
+      const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 10);
+      let answered = false;
+      const approval = approve(app.baseUrl, user.token, id).finally(() => (answered = true));
+      await untilParked(director, 8101, 'the approval claiming the row (it must start within the 1 s TTL)');
+      expect(answered).toBe(false);
+      // The request is now overdue by the database's clock, and its row is claimed by the approval.
+      await untilOverdue(id);
+      // SKIP LOCKED: the sweep passes the claimed row by instead of waiting for it.
+      expect(await withDeadline(app.gateway.sweeper.sweep(), 5_000, 'a sweep while an approval holds the row')).toBe(0);
+      await director.query('select pg_advisory_unlock(8101)');
+      const res = await withDeadline(approval, 10_000, 'the approval after its release');
+      expect(res.body.errors).toBeUndefined();
+      expect(res.body.data.approvePaymentRequest.status).toBe('APPROVED');
+      expect(await app.gateway.sweeper.sweep()).toBe(0);
+      expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('APPROVED');
+      expect((await sql<{ status: string }>('select status from payment_requests where id = ?', [id]))[0]!.status).toBe('APPROVED');
+      expect(await countTransactions(app.db, id)).toBe(1);
+      expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 90, developer: 10 });
+      expect(await eventTypes(id)).toEqual(['payment_request.created', 'payment_request.approved']);
+    } finally {
+      await director.end(); // releases a parked side first, so the trigger can be dropped
+      await sql('drop trigger if exists test_hold_approvals on payment_requests');
     }
-    // What the REST reads said is what the rows hold, and the money follows the approvals.
-    const rows = await app.db.orm.em
-      .fork()
-      .execute<Array<{ id: string; status: string }>>(`select id, status from payment_requests where id in (${Object.keys(outcomes).map(() => '?').join(',')})`, Object.keys(outcomes));
-    expect(Object.fromEntries(rows.map((r) => [r.id, r.status]))).toEqual(outcomes);
-    const approved = Object.values(outcomes).filter((s) => s === 'APPROVED').length;
-    expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 1000 - approved, developer: approved });
+    expect(await ledgerMismatches(app.db)).toEqual([]);
+  });
+
+  test('the expiry wins: an approval that began before expiresAt but reaches the row after the sweeper wrote EXPIRED is refused; no money moves', async () => {
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    await app.gateway.sweeper.sweep();
+    const director = new pg.Client({ connectionString: app.database.url });
+    await director.connect();
+    try {
+      await director.query('select pg_advisory_lock(8102)');
+      // Parks the approval's update before it reads or locks any row; its transaction (and so
+      // its now()) has begun. Only the decision's update sets transaction_id; the sweeper's does not.
+      await sql(`create or replace function test_hold_decisions() returns trigger language plpgsql as $$
+        begin if current_query() like '%transaction_id =%' then perform set_config('lock_timeout', '0', true); perform pg_advisory_xact_lock(8102); end if; return null; end $$`);
+      await sql(`create trigger test_hold_decisions before update on payment_requests for each statement execute function test_hold_decisions()`);
+      const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 10);
+      let answered = false;
+      const approval = approve(app.baseUrl, user.token, id).finally(() => (answered = true));
+      await untilParked(director, 8102, 'the approval reaching its update (it must start within the 1 s TTL)');
+      // Past expiresAt the sweeper expires the request and commits while the approval is parked.
+      await untilOverdue(id);
+      expect(await app.gateway.sweeper.sweep()).toBe(1);
+      expect(answered).toBe(false);
+      await director.query('select pg_advisory_unlock(8102)');
+      const res = await withDeadline(approval, 10_000, 'the approval after its release');
+      expect(res.body.data?.approvePaymentRequest ?? null).toBeNull();
+      expect(res.body.errors[0].extensions).toEqual({ code: 'PAYMENT_REQUEST_NOT_PENDING', statusCode: 409 });
+      expect(await app.gateway.sweeper.sweep()).toBe(0); // written EXPIRED exactly once
+      expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('EXPIRED');
+      expect((await sql<{ status: string }>('select status from payment_requests where id = ?', [id]))[0]!.status).toBe('EXPIRED');
+      expect(await countTransactions(app.db, id)).toBe(0);
+      expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 100, developer: 0 });
+      expect(await eventTypes(id)).toEqual(['payment_request.created', 'payment_request.expired']);
+    } finally {
+      await director.end(); // releases a parked side first, so the trigger can be dropped
+      await sql('drop trigger if exists test_hold_decisions on payment_requests');
+    }
+    expect(await ledgerMismatches(app.db)).toEqual([]);
   });
 });

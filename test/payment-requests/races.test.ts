@@ -2,7 +2,7 @@ import pg from 'pg';
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
 import { approve, balances, cancel, countTransactions, ledgerMismatches, requestPayment, statusOf } from '../helpers/payments.js';
 import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
-import { sleep } from '../helpers/expect.js';
+import { until } from '../helpers/expect.js';
 
 // Concurrent decisions on one request or one wallet: they race only where transactions run side
 // by side, on a PostgreSQL server (TEST_DATABASE_URL; CI sets it).
@@ -91,11 +91,11 @@ describeOnServer('concurrent decisions', ONE_CONNECTION, () => {
       await sql(`create trigger test_hold_wallet_updates after update on wallets for each statement execute function test_hold_wallet_updates()`);
       const approval = approve(app.baseUrl, user.token, id);
       // The approval's update found no ACTIVE wallet and now waits in the trigger.
-      for (;;) {
-        const { rows } = await director.query(`select 1 from pg_locks where locktype = 'advisory' and objid = 8008 and not granted`);
-        if (rows.length > 0) break;
-        await sleep(20);
-      }
+      await until(
+        async () => (await director.query(`select 1 from pg_locks where locktype = 'advisory' and objid = 8008 and not granted`)).rows.length > 0,
+        10_000,
+        'the approval waiting in the trigger',
+      );
       await director.query(`update wallets set status = 'ACTIVE' where id = $1`, [user.walletId]);
       await director.query('select pg_advisory_unlock(8008)');
       const res = await approval;

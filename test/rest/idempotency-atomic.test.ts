@@ -81,3 +81,18 @@ test('a failure while recording the answer undoes the create; the retry creates 
   expect(((await again.json()) as { paymentRequestId: string }).paymentRequestId).toBe(body.paymentRequestId);
   expect(await sql(`select id from payment_requests where developer_id = ? and idempotency_key = 'crash-1'`, [dev.developerId])).toEqual([{ id: body.paymentRequestId }]);
 });
+
+test('a key with quotes, backslashes and SQL in it is stored and replayed as sent (the claim and record ride on BEGIN/COMMIT as literals)', async () => {
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  const key = String.raw`o'neil\'); drop table idempotency_keys; -- \\ $1 E'x'`;
+  const first = await create(dev.secretKey, key, user.walletId);
+  expect(first.status).toBe(200);
+  const { paymentRequestId } = (await first.json()) as { paymentRequestId: string };
+  const again = await create(dev.secretKey, key, user.walletId);
+  expect(again.status).toBe(200);
+  expect(again.headers.get('idempotent-replayed')).toBe('true');
+  expect(((await again.json()) as { paymentRequestId: string }).paymentRequestId).toBe(paymentRequestId);
+  const rows = await sql<{ key: string; state: string }>(`select key, state from idempotency_keys where developer_id = ?`, [dev.developerId]);
+  expect(rows).toEqual([{ key, state: 'COMPLETED' }]);
+});

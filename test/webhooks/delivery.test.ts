@@ -1,6 +1,7 @@
 import { startTestApp, startSecondInstance, factories, http, type TestApp } from '../helpers/app.js';
 import { approve, requestPayment } from '../helpers/payments.js';
 import { describeOnServer } from '../helpers/db.js';
+import { until } from '../helpers/expect.js';
 import { startReceiver, verify, type Received } from './receiver.js';
 import { sleep } from '../helpers/expect.js';
 
@@ -22,12 +23,13 @@ const types = (rs: Received[]) => rs.map((r) => r.json.type);
 
 /** The endpoint's deliveries once none is PENDING any more (the worker records an answer after the receiver gave it); bounded. */
 async function settledRows(target: TestApp, endpointId: string) {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const rows = await deliveryRows(target, endpointId);
-    if (rows.every((r) => r.status !== 'PENDING') || Date.now() > deadline) return rows;
-    await sleep(25);
-  }
+  let rows = await deliveryRows(target, endpointId);
+  await until(
+    async () => (rows = await deliveryRows(target, endpointId)).every((r) => r.status !== 'PENDING'),
+    15_000,
+    `the deliveries of endpoint ${endpointId} settling (still PENDING ones)`,
+  );
+  return rows;
 }
 
 /**
@@ -106,17 +108,14 @@ test('receiver down, then up on the same port: delivered by a scheduled retry', 
   await register(dev.secretKey, `http://127.0.0.1:${port}/hooks`);
   await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   const em = app.db.orm.em.fork();
-  const deadline = Date.now() + 10_000;
-  let failed = 0;
-  while (failed === 0 && Date.now() < deadline) {
+  const failedAttempts = async () => {
     const [row] = await em.execute<Array<{ n: string }>>(
       `select count(*) as n from webhook_attempts a join webhook_endpoints ep on ep.id = a.endpoint_id where ep.developer_id = ? and a.error is not null`,
       [dev.developerId],
     );
-    failed = Number(row!.n);
-    if (failed === 0) await sleep(50);
-  }
-  expect(failed).toBeGreaterThan(0);
+    return Number(row!.n);
+  };
+  await until(async () => (await failedAttempts()) > 0, 10_000, 'a failed attempt against the closed port');
   const receiver = await startReceiver({ port });
   const got = await receiver.until((rs) => rs.length >= 1);
   expect(types(got)).toEqual(['payment_request.created']);
@@ -179,12 +178,16 @@ test('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER_SECONDS is disab
     const endpoint = (await http(own.baseUrl, '/api/v1/webhook-endpoints', { token: dev.secretKey, body: { url: receiver.url } })).body;
     await requestPayment(own.baseUrl, dev.secretKey, user.walletId, 1);
     await receiver.until((rs) => rs.length >= 2, 20_000);
-    const deadline = Date.now() + 10_000;
     let mine: { status: string; disabledReason: string | null } | undefined;
-    do {
-      mine = (await http(own.baseUrl, '/api/v1/webhook-endpoints', { token: dev.secretKey })).body.data[0];
-      if (mine?.status !== 'DISABLED') await sleep(100);
-    } while (mine?.status !== 'DISABLED' && Date.now() < deadline);
+    await until(
+      async () => {
+        mine = (await http(own.baseUrl, '/api/v1/webhook-endpoints', { token: dev.secretKey })).body.data[0];
+        return mine?.status === 'DISABLED';
+      },
+      10_000,
+      'the failing endpoint being disabled',
+      100,
+    );
     expect(mine).toMatchObject({ id: endpoint.id, status: 'DISABLED', disabledReason: expect.stringMatching(/^No successful delivery since \d{4}-/) });
     // Nothing more is sent to it: the next event's transaction queued no delivery for it.
     const next = await requestPayment(own.baseUrl, dev.secretKey, user.walletId, 1);

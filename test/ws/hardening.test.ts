@@ -3,6 +3,7 @@ import WebSocket from 'ws';
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { requestPayment } from '../helpers/payments.js';
+import { withDeadline } from '../helpers/expect.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { MAX_OPERATIONS_PER_SOCKET, MAX_OPERATIONS_PER_USER } from '../../src/ws/graphql-ws.js';
 
@@ -45,13 +46,16 @@ function rawSocket(token: string | undefined) {
       await opened;
       socket.send(JSON.stringify({ type: 'connection_init', payload: token ? { authorization: `Bearer ${token}` } : {} }));
     },
-    /** Resolves once a frame matching `pred` has arrived. */
-    async frame(pred: (f: any) => boolean): Promise<any> {
-      for (;;) {
-        const found = frames.find(pred);
-        if (found) return found;
-        await new Promise<void>((resolve) => waiters.push(resolve));
-      }
+    /** Resolves once a frame matching `pred` has arrived; fails after 10 s without one. */
+    frame(pred: (f: any) => boolean): Promise<any> {
+      const wait = async (): Promise<any> => {
+        for (;;) {
+          const found = frames.find(pred);
+          if (found) return found;
+          await new Promise<void>((resolve) => waiters.push(resolve));
+        }
+      };
+      return withDeadline(wait(), 10_000, `a frame matching ${pred.toString()} (frames when the wait began: ${JSON.stringify(frames).slice(0, 500)})`);
     },
   };
 }
