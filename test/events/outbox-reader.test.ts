@@ -6,7 +6,7 @@ import { requestPayment } from '../helpers/payments.js';
 import { preparedRead } from '../../src/db/prepared.js';
 import { OutboxReader, type OutboxRow } from '../../src/events/outbox.js';
 import { PgListenSource, EVENTS_CHANNEL } from '../../src/events/event-source.js';
-import { sleep } from '../helpers/expect.js';
+import { sleep, poll } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -123,12 +123,7 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
     const foreign = await holdIn(otherDb.toString());
     try {
       const second = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-      const deadline = Date.now() + 10_000;
-      let ids = await listed();
-      while (!ids.includes(second) && Date.now() < deadline) {
-        await sleep(100);
-        ids = await listed();
-      }
+      const ids = await poll('the second request listed', listed, (l) => l.includes(second), 10_000, 100);
       expect(ids).toEqual([first, second]);
     } finally {
       await foreign.query('rollback');

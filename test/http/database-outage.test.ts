@@ -4,7 +4,7 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { requestPayment } from '../helpers/payments.js';
 import { migratedSnapshot } from '../helpers/db.js';
-import { withDeadline, sleep } from '../helpers/expect.js';
+import { withDeadline, poll } from '../helpers/expect.js';
 
 // A PostgreSQL this test controls: PGlite (PostgreSQL compiled to WebAssembly) behind its
 // wire-protocol server on a fixed loopback port. Stopping the server cuts every connection and
@@ -63,13 +63,7 @@ test('while PostgreSQL is down requests answer 503 quickly and the process stays
 
   await startServer();
 
-  const deadline = Date.now() + 10_000;
-  let ready = 0;
-  while (Date.now() < deadline) {
-    ready = (await http(app.baseUrl, '/readyz')).status;
-    if (ready === 200) break;
-    await sleep(100);
-  }
+  const ready = await poll('/readyz 200 after the database is back', async () => (await http(app.baseUrl, '/readyz')).status, (s) => s === 200, 10_000, 100);
   expect(ready).toBe(200);
   const after = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: dev.secretKey });
   expect(after.status).toBe(200);

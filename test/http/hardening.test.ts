@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
 import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
-import { expectOk, type HttpResult, poll } from '../helpers/expect.js';
+import { expectOk, type HttpResult, poll, until } from '../helpers/expect.js';
 import { createPaymentRequest, getStatus, REST_TEST_ENV } from '../helpers/rest.js';
 import { subscribe, untilSubscribed, wsClient, type Sub } from '../helpers/ws.js';
 
@@ -218,11 +218,7 @@ function deepQuery(depth: number): string {
 
 /** Waits for a graphql-ws operation to fail (its errors) or to deliver. */
 async function settle<T>(sub: Sub<T>, timeoutMs = 2000): Promise<unknown[]> {
-  const deadline = Date.now() + timeoutMs;
-  while (sub.errors.length === 0 && sub.values.length === 0) {
-    if (Date.now() > deadline) throw new Error('the operation neither failed nor answered');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(() => sub.errors.length > 0 || sub.values.length > 0, timeoutMs, 'the operation failing or answering', 10);
   return sub.errors;
 }
 

@@ -4,7 +4,7 @@ import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { approve, requestPayment } from '../helpers/payments.js';
 import { describeOnServer } from '../helpers/db.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
-import { sleep } from '../helpers/expect.js';
+import { poll, until } from '../helpers/expect.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -105,8 +105,7 @@ describe('a missing or bad token closes the socket with 4401 before any operatio
       let closed: { code: number; reason: string } | undefined;
       const client = wsClient(app.baseUrl, await token(), { onClose: (code, reason) => (closed = { code, reason }) });
       const sub = subscribe(client, REQUESTED);
-      const deadline = Date.now() + 2000;
-      while (!closed && Date.now() < deadline) await sleep(10);
+      await poll('the socket closed', () => closed, (c) => c !== undefined, 2000, 10);
       expect(closed).toEqual({ code: 4401, reason: 'Unauthorized' });
       expect(sub.values).toEqual([]);
       await client.dispose();
@@ -174,8 +173,7 @@ describeOnServer('the LISTEN connection', 'only a server has a LISTEN connection
     expect(killed.length).toBeGreaterThanOrEqual(1);
     // The source logs losing the connection and, once it listens again, reconnecting.
     const logged = (text: string) => app.logs.slice(from).some((line) => line.includes(text));
-    const deadline = Date.now() + 10_000;
-    while (!(logged('event listener lost its connection') && logged('event listener reconnected')) && Date.now() < deadline) await sleep(20);
+    await until(() => logged('event listener lost its connection') && logged('event listener reconnected'), 10_000, 'the listener logged losing its connection and reconnecting');
     expect({ lost: logged('event listener lost its connection'), reconnected: logged('event listener reconnected') }).toEqual({ lost: true, reconnected: true });
     expect(app.gateway.services.eventHub.healthy).toBe(true);
     const client = wsClient(app.baseUrl, user.token);
