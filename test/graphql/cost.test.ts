@@ -2,7 +2,7 @@
 // `first` / `limit`), with a limit per credential type: internal tools navigate the graph, a
 // secret key or user token reads a page at a time.
 import { parse } from 'graphql';
-import { startTestApp, factories, gql, type TestApp } from '../helpers/app.js';
+import { useTestApp, gql, type TestApp, type factories } from '../helpers/app.js';
 import { subscribe, wsClient } from '../helpers/ws.js';
 import { requestPayment } from '../helpers/payments.js';
 import { getSchema } from '../../src/schema.js';
@@ -10,13 +10,7 @@ import { DEFAULT_PAGE_SIZE, operationCost, UNPAGED_LIST_SIZE } from '../../src/g
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
-beforeAll(async () => {
-  app = await startTestApp({ env: { RATE_LIMIT_PER_SECOND: '1000' } });
-  f = factories(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { RATE_LIMIT_PER_SECOND: '1000' } }, (x) => ({ app, f } = x));
 
 /** The issue's example: 5 wallets, each with its last 20 ledger entries and 20 payment requests (scalar fields only). */
 const NAVIGATION = `{ wallets(first: 5) { nodes { walletId balance status

@@ -94,6 +94,39 @@ export function factories(app: Pick<TestApp, 'db' | 'config' | 'gateway'>) {
   };
 }
 
+/** What a file's shared set-up made (see `useTestApp`). */
+export interface FileFixture {
+  app: TestApp;
+  f: ReturnType<typeof factories>;
+  /** A developer's secret key (with `developer: true`). */
+  token: string;
+  /** A user's wallet (with `user`). */
+  walletId: string;
+}
+
+/**
+ * The set-up most files share, in one place: a gateway for the file started before its tests and
+ * closed after them, its factories and, when asked, a developer (its secret key) and a user (its
+ * wallet) made once; `ready` receives them before the first test, e.g.
+ * `useTestApp({ env }, (x) => ({ app, f } = x))`.
+ */
+export function useTestApp(
+  opts: TestAppOptions & { developer?: boolean; user?: Parameters<ReturnType<typeof factories>['user']>[0] },
+  ready: (fixture: FileFixture) => void,
+): void {
+  let app: TestApp | undefined;
+  beforeAll(async () => {
+    app = await startTestApp(opts);
+    const f = factories(app);
+    const token = opts.developer ? (await f.developer()).secretKey : '';
+    const walletId = opts.user ? (await f.user(opts.user)).walletId : '';
+    ready({ app, f, token, walletId });
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
+}
+
 /** fetch with a bearer token and JSON; returns status, headers and parsed body. */
 export async function http(
   baseUrl: string,

@@ -1,16 +1,10 @@
-import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, type TestApp, type factories } from '../helpers/app.js';
 import { approve, balances, cancel, countTransactions, ledgerMismatches, reject, requestPayment, statusOf } from '../helpers/payments.js';
 import { WalletStatus } from '../../src/accounts/wallet.entity.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
-beforeAll(async () => {
-  app = await startTestApp({ env: { EXPIRY_SWEEP_INTERVAL_MS: '600000' } });
-  f = factories(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { EXPIRY_SWEEP_INTERVAL_MS: '600000' } }, (x) => ({ app, f } = x));
 
 describe('PENDING → APPROVED', () => {
   test('moves the money once, creates a COMPLETED transaction and links it', async () => {

@@ -1,5 +1,5 @@
 // Generic HTTP behaviour of the REST door: unknown paths, wrong methods, request ids.
-import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, type TestApp } from '../helpers/app.js';
 import { expectError, expectOk, UUID_RE, type HttpResult } from '../helpers/expect.js';
 import {
   API,
@@ -18,16 +18,7 @@ import {
 let app: TestApp;
 let token: string;
 let walletId: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV } });
-  const f = factories(app);
-  token = (await f.developer()).secretKey;
-  walletId = (await f.user()).walletId;
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV }, developer: true, user: {} }, (x) => ({ app, token, walletId } = x));
 
 const SANE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

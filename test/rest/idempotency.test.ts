@@ -1,17 +1,11 @@
-import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, type TestApp, type factories } from '../helpers/app.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { fingerprint } from '../../src/rest/idempotency.js';
 import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
-beforeAll(async () => {
-  app = await startTestApp({ env: { RATE_LIMIT_PER_SECOND: '1000' } });
-  f = factories(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { RATE_LIMIT_PER_SECOND: '1000' } }, (x) => ({ app, f } = x));
 
 const post = (token: string, key: string | undefined, body: unknown) =>
   http(app.baseUrl, '/api/v1/wallet/request-payment', { token, body, headers: key ? { 'Idempotency-Key': key } : {} });

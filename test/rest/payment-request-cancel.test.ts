@@ -1,20 +1,12 @@
 // POST /api/v1/wallet/payment-request/{requestId}/cancel
-import { factories, gql, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, gql, type TestApp, type factories } from '../helpers/app.js';
 import { expectError, expectOk, ISO_DATE_RE } from '../helpers/expect.js';
 import { approve, cancel, countRows, createPaymentRequest, getStatus, UNKNOWN_UUID, REST_TEST_ENV } from '../helpers/rest.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
 let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV } });
-  f = factories(app);
-  token = (await f.developer()).secretKey;
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV }, developer: true }, (x) => ({ app, f, token } = x));
 
 test('200 with the PaymentRequestStatus body, status CANCELLED', async () => {
   const user = await f.user();

@@ -1,5 +1,5 @@
 // GET /api/v1/wallet/payment-request/{requestId}
-import { factories, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { expectError, expectOk, ISO_DATE_RE } from '../helpers/expect.js';
 import { createPaymentRequest, getStatus, UNKNOWN_UUID, REST_TEST_ENV } from '../helpers/rest.js';
@@ -7,15 +7,7 @@ import { createPaymentRequest, getStatus, UNKNOWN_UUID, REST_TEST_ENV } from '..
 let app: TestApp;
 let f: ReturnType<typeof factories>;
 let token: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV } });
-  f = factories(app);
-  token = (await f.developer()).secretKey;
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV }, developer: true }, (x) => ({ app, f, token } = x));
 
 test('200 with exactly the PaymentRequestStatus fields plus merchantName, updatedAt, transactionId, reference and metadata (null)', async () => {
   const user = await f.user();

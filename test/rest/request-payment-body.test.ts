@@ -1,23 +1,14 @@
 // POST /api/v1/wallet/request-payment: the body as bytes — not an object, not JSON, not a JSON
 // content type, too large. Each is an Error body and creates nothing.
 import { MAX_BODY_BYTES } from '../../src/http/body.js';
-import { factories, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, expectOk, type HttpResult } from '../helpers/expect.js';
 import { API, countRows, requestPayment, requestPaymentRaw, validBody, REST_TEST_ENV } from '../helpers/rest.js';
 
 let app: TestApp;
 let token: string;
 let walletId: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV } });
-  const f = factories(app);
-  token = (await f.developer()).secretKey;
-  walletId = (await f.user()).walletId;
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV }, developer: true, user: {} }, (x) => ({ app, token, walletId } = x));
 
 async function expectNothingCreated(send: () => Promise<HttpResult>, status: number): Promise<HttpResult> {
   const before = await countRows(app, 'payment_requests');

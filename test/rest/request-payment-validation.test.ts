@@ -1,22 +1,13 @@
 // POST /api/v1/wallet/request-payment: every input rule of SPEC §7 is a 400 with the Error body,
 // and a refused call creates nothing.
-import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { expectError, type HttpResult } from '../helpers/expect.js';
 import { countRows, requestPayment, requestPaymentRaw, validBody, type PaymentRequestBody, REST_TEST_ENV } from '../helpers/rest.js';
 
 let app: TestApp;
 let token: string;
 let walletId: string;
-
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV } });
-  const f = factories(app);
-  token = (await f.developer()).secretKey;
-  walletId = (await f.user({ balance: 100 })).walletId;
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV }, developer: true, user: { balance: 100 } }, (x) => ({ app, token, walletId } = x));
 
 /** Sends the call and checks it was refused with 400 (naming `mentions`) and created nothing. */
 async function expectRefused(send: () => Promise<HttpResult>, mentions?: string | RegExp): Promise<HttpResult> {
