@@ -1,12 +1,7 @@
-import { startTestApp, factories, http, type TestApp } from './helpers/app.js';
+import { useTestApp, factories, http, type TestApp } from './helpers/app.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 test('a developer resolves a username to a walletId', async () => {
   const f = factories(app);

@@ -1,16 +1,11 @@
 /** `myWallet` (user token): the wallet app's balance read; anyone else is refused. */
-import { factories, gql, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, type TestApp } from '../helpers/app.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 
 const QUERY = '{ myWallet { walletId username status balance currency } }';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 test("a user token reads its own wallet's id, status and exact balance", async () => {
   const user = await factories(app).user({ balance: 1234.56, username: `mw_${Date.now().toString(36)}` });

@@ -1,16 +1,11 @@
 // Issue 11's "done when", end to end through GraphQL: an operator (own token) finds a payment by
 // status, developer, wallet, phone and reference, follows it to its user and ledger entries,
 // refunds part of it, sees that in the audit log under its own name, and ledgerCheck says ok.
-import { startTestApp, factories, gql, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, type TestApp } from '../helpers/app.js';
 import { approve, requestPayment } from '../helpers/payments.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 test('an operator finds a payment, follows it, refunds part of it and finds that in the audit log under its name', async () => {
   const root = app.config.adminToken;

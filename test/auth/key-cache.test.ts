@@ -1,13 +1,8 @@
-import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 
 // Verifying a key must not cost a database round trip on every request.
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: { KEY_CACHE_TTL_MS: '4000' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { KEY_CACHE_TTL_MS: '4000' } }, (x) => ({ app } = x));
 
 test('a verified key is served from the cache: one secret_keys read for many requests', async () => {
   const f = factories(app);

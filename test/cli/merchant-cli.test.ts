@@ -6,7 +6,7 @@ import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { runCli } from '../../src/cli/cli.js';
-import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, verify } from '../webhooks/receiver.js';
 
 const SANDBOX = {
@@ -19,12 +19,7 @@ const SANDBOX = {
 };
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: SANDBOX });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: SANDBOX }, (x) => ({ app } = x));
 
 /** An environment with nothing of the test runner's; the key and URL come as flags unless a test puts them here. */
 const bareEnv = (extra: Record<string, string> = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, ...extra });

@@ -1,14 +1,9 @@
-import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
 
 // Cursor pages compare (created_at, id) in the database: PostgreSQL keeps microseconds, while a
 // JavaScript Date in a cursor holds milliseconds, so rows made within one millisecond were skipped.
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 const ADMIN = () => app.config.adminToken;
 /** Rows of `table` moved into one millisecond (in the past, in their order), returned newest first. */

@@ -1,13 +1,8 @@
-import { startTestApp, factories, http, gql, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, gql, type TestApp } from '../helpers/app.js';
 import { approve, requestPayment } from '../helpers/payments.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: { SANDBOX_TEST_WALLETS: 'false' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { SANDBOX_TEST_WALLETS: 'false' } }, (x) => ({ app } = x));
 
 test('GET /events pages a developer’s own events oldest first with after/limit; the bodies are the webhook bodies', async () => {
   const f = factories(app);

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import pino from 'pino';
-import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { requestPayment } from '../helpers/payments.js';
 import { preparedRead } from '../../src/db/prepared.js';
@@ -9,12 +9,7 @@ import { PgListenSource, EVENTS_CHANNEL } from '../../src/events/event-source.js
 import { sleep, poll } from '../helpers/expect.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 const silent = pino({ level: 'silent' });
 

@@ -1,13 +1,8 @@
-import { startTestApp, factories, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, type TestApp } from '../helpers/app.js';
 import { approve, requestPayment } from '../helpers/payments.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: { EVENT_RETENTION_DAYS: '30', WEBHOOK_DELIVERY_RETENTION_DAYS: '7', IDEMPOTENCY_RETENTION_HOURS: '48' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { EVENT_RETENTION_DAYS: '30', WEBHOOK_DELIVERY_RETENTION_DAYS: '7', IDEMPOTENCY_RETENTION_HOURS: '48' } }, (x) => ({ app } = x));
 
 const sql = <T extends object = Record<string, unknown>>(text: string, params: unknown[] = []) => app.db.orm.em.fork().execute<T[]>(text, params);
 

@@ -1,14 +1,9 @@
 import { SignJWT } from 'jose';
-import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
 
 // #8: client inputs that reached a 500 (with a stack in the log) answer a coded 4xx instead.
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 const errorLines = () => app.logs.filter((l) => /"level":(50|60)/.test(l));
 

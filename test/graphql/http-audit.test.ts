@@ -2,15 +2,10 @@
 // gateway's /graphql: every MUST passes (SHOULD and MAY audits are printed, not required; stock
 // Apollo Server gives the same 3 warnings and 3 notices).
 import { auditServer } from 'graphql-http';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, type TestApp } from '../helpers/app.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 test('graphql-http serverAudits: every MUST is ok', async () => {
   const results = await auditServer({ url: `${app.baseUrl}/graphql` });

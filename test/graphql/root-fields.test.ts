@@ -1,17 +1,12 @@
 import pg from 'pg';
-import { startTestApp, factories, gql, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, type TestApp } from '../helpers/app.js';
 import { requestPayment } from '../helpers/payments.js';
 import { describeOnServer } from '../helpers/db.js';
 import { MAX_CONCURRENT_ROOT_FIELDS, MAX_ROOT_FIELDS } from '../../src/graphql/root-fields.js';
 
 // #4: one GraphQL document cannot starve the pool or dodge the rate limit with aliases.
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: { RATE_LIMIT_PER_SECOND: '5' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { RATE_LIMIT_PER_SECOND: '5' } }, (x) => ({ app } = x));
 
 const aliases = (n: number, field: string) => Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ');
 

@@ -1,14 +1,9 @@
 import WebSocket from 'ws';
-import { startTestApp, factories, gql, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, type TestApp } from '../helpers/app.js';
 
 // #10: with introspection off (production), validation errors do not suggest schema names.
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: { APP_ENV: 'production' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { APP_ENV: 'production' } }, (x) => ({ app } = x));
 
 test('HTTP: a misspelt field is refused without "Did you mean"', async () => {
   const user = await factories(app).user();

@@ -1,15 +1,10 @@
-import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { MAX_JSON_DEPTH } from '../../src/http/body.js';
 
 // #3: JSON nested deeper than MAX_JSON_DEPTH is refused before anything (the Idempotency-Key
 // fingerprint, GraphQL) walks it.
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 const nested = (depth: number, inner = '"x"') => `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`;
 const count = async (table: string) =>

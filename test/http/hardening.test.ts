@@ -3,7 +3,7 @@
 // per-user connection limits.
 import { randomBytes } from 'node:crypto';
 import WebSocket from 'ws';
-import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectOk, type HttpResult, poll, until } from '../helpers/expect.js';
 import { createPaymentRequest, getStatus, REST_TEST_ENV } from '../helpers/rest.js';
 import { subscribe, untilSubscribed, wsClient, type Sub } from '../helpers/ws.js';
@@ -12,13 +12,7 @@ const MAX_CONNECTIONS = 2;
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV, WS_MAX_CONNECTIONS_PER_USER: String(MAX_CONNECTIONS) } });
-  f = factories(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV, WS_MAX_CONNECTIONS_PER_USER: String(MAX_CONNECTIONS) } }, (x) => ({ app, f } = x));
 
 async function developerCount(target: TestApp = app): Promise<number> {
   const rows = await target.db.orm.em.fork().execute<Array<{ n: number }>>('select count(*)::int as n from developers');

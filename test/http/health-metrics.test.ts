@@ -2,7 +2,7 @@
 // (Prometheus: HTTP latency by route and status, payment requests by outcome, open
 // subscriptions, event delivery lag).
 import { randomUUID } from 'node:crypto';
-import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, startTestApp, type TestApp, type factories } from '../helpers/app.js';
 import { expectError, expectOk, withDeadline, poll } from '../helpers/expect.js';
 import { approve, cancel, createPaymentRequest, getStatus, REST_TEST_ENV } from '../helpers/rest.js';
 import { reject } from '../helpers/payments.js';
@@ -11,13 +11,7 @@ import { parseExposition, valueOf, type Sample } from '../helpers/prometheus.js'
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV } });
-  f = factories(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV } }, (x) => ({ app, f } = x));
 
 async function scrape(): Promise<{ text: string; samples: Sample[] }> {
   const res = await http(app.baseUrl, '/metrics');

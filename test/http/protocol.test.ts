@@ -1,15 +1,10 @@
 import net from 'node:net';
-import { startTestApp, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, type TestApp } from '../helpers/app.js';
 
 // #10: what Node's parser or Koa's routers would answer with a 5xx or an empty body gets a 4xx
 // with the Error body.
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 /** Sends raw bytes and returns the whole response (the server closes the connection). */
 function raw(bytes: string): Promise<{ status: number; headers: string; body: string }> {

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { WalletGateway, webhooks, type WebhookEvent } from '@wallet-gateway/client';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, type TestApp } from '../helpers/app.js';
 import { ROOT, cliDatabaseEnv, spawnCli } from '../helpers/cli.js';
 import { until } from '../helpers/expect.js';
 
@@ -35,12 +35,7 @@ const GATEWAY_ENV = {
 };
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: GATEWAY_ENV });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: GATEWAY_ENV }, (x) => ({ app } = x));
 
 /** What the merchant's receiver accepted (verified) on each of its paths. */
 interface Inbox {

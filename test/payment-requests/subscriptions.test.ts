@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { startTestApp, startSecondInstance, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, startSecondInstance, factories, http, type TestApp } from '../helpers/app.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { approve, requestPayment } from '../helpers/payments.js';
 import { describeOnServer } from '../helpers/db.js';
@@ -7,12 +7,7 @@ import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { poll, until } from '../helpers/expect.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 const REQUESTED = 'subscription { paymentRequested { id amount currency description merchantName status createdAt expiresAt } }';
 

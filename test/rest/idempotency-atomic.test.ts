@@ -1,16 +1,10 @@
-import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, type TestApp, type factories } from '../helpers/app.js';
 
 // #2: the Idempotency-Key record commits in the create's own transaction, so no crash between
 // the create's commit and the record can leave the key IN_PROGRESS (and a retry answering 409).
 let app: TestApp;
 let f: ReturnType<typeof factories>;
-beforeAll(async () => {
-  app = await startTestApp();
-  f = factories(app);
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app, f } = x));
 
 const sql = <T>(text: string, params: unknown[] = []) => app.db.orm.em.fork().execute<T[]>(text, params);
 const create = (secretKey: string, key: string, walletId: string) =>

@@ -1,16 +1,11 @@
 // GET /api/v1/wallet/payment-requests (issue 20, SPEC §14): a developer's own requests, newest
 // first, filtered by the status clients see, reference and creation time, paged with after/limit.
-import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { requestPayment } from '../helpers/payments.js';
 import { REST_TEST_ENV, UNKNOWN_UUID } from '../helpers/rest.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: { ...REST_TEST_ENV, SANDBOX_TEST_WALLETS: 'false' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { ...REST_TEST_ENV, SANDBOX_TEST_WALLETS: 'false' } }, (x) => ({ app } = x));
 
 const list = (token: string, query = '') => http(app.baseUrl, `/api/v1/wallet/payment-requests${query}`, { token });
 

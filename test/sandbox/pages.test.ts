@@ -5,15 +5,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { verifyUserTokenClaims } from '../../src/auth/user-tokens.js';
-import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp();
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({}, (x) => ({ app } = x));
 
 describe('POST /app/session (development sign-in)', () => {
   it("mints a user token for a username (any case) that the GraphQL door accepts as that user", async () => {

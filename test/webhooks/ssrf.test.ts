@@ -1,16 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTestApp, factories, http as call, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http as call, type TestApp } from '../helpers/app.js';
 import { isPublicAddress, checkEndpointUrl } from '../../src/webhooks/url-policy.js';
 import { postWebhook } from '../../src/webhooks/http-post.js';
 
 let app: TestApp;
-beforeAll(async () => {
-  app = await startTestApp({ env: { APP_ENV: 'production' } });
-});
-afterAll(async () => {
-  await app.close();
-});
+useTestApp({ env: { APP_ENV: 'production' } }, (x) => ({ app } = x));
 
 test('production refuses http, credentials and every private, loopback, link-local, metadata or reserved target', async () => {
   const dev = await factories(app).developer();
