@@ -19,7 +19,7 @@ async function developerCount(target: TestApp = app): Promise<number> {
   return rows[0]!.n;
 }
 
-/** Raw fetch, for requests the JSON helper would not send (other content types, batches). */
+/** Raw fetch, for requests the JSON helper would not send (other content types, batches): off the contract on purpose, so not checked against the document. */
 async function raw(path: string, init: RequestInit, base = app.baseUrl): Promise<{ status: number; headers: Headers; text: string }> {
   const res = await fetch(`${base}${path}`, init);
   return { status: res.status, headers: res.headers, text: await res.text() };

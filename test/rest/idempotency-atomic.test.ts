@@ -7,6 +7,7 @@ let f: ReturnType<typeof factories>;
 useTestApp({}, (x) => ({ app, f } = x));
 
 const sql = <T>(text: string, params: unknown[] = []) => app.db.orm.em.fork().execute<T[]>(text, params);
+// fetch on purpose: one of these answers is the 500 of a simulated crash inside the door, which the document does not describe.
 const create = (secretKey: string, key: string, walletId: string) =>
   fetch(`${app.baseUrl}/api/v1/wallet/request-payment`, {
     method: 'POST',

@@ -2,7 +2,7 @@
 import { WalletStatus } from '../../src/accounts/wallet.entity.js';
 import { factories, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, expectOk, ISO_DATE_RE, UUID_RE } from '../helpers/expect.js';
-import { countRows, getStatus, requestPayment, validBody, REST_TEST_ENV } from '../helpers/rest.js';
+import { countRows, getStatus, requestPayment, requestPaymentRaw, validBody, REST_TEST_ENV } from '../helpers/rest.js';
 
 let app: TestApp;
 let f: ReturnType<typeof factories>;
@@ -126,13 +126,9 @@ describe('success', () => {
 
   test('a JSON content type with a charset parameter is accepted', async () => {
     const user = await f.user();
-    const withCharset = await fetch(`${app.baseUrl}/api/v1/wallet/request-payment`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${dev.secretKey}`, 'content-type': 'application/json; charset=utf-8' },
-      body: JSON.stringify(validBody(user.walletId)),
-    });
+    const withCharset = await requestPaymentRaw(app, dev.secretKey, JSON.stringify(validBody(user.walletId)), 'application/json; charset=utf-8');
     expect(withCharset.status).toBe(200);
-    expect(await withCharset.json()).toMatchObject({ success: true, status: 'PENDING' });
+    expect(withCharset.body).toMatchObject({ success: true, status: 'PENDING' });
   });
 });
 

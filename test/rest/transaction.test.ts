@@ -95,6 +95,7 @@ describe('no identifiers of the payer or the developer', () => {
   });
 
   test('the raw response text contains none of them either', async () => {
+    // fetch on purpose: the bytes as sent, not the parsed body (the tests above read the same answer through http(), checked against the document).
     const res = await fetch(`${app.baseUrl}/api/v1/wallet/transaction/${transactionId}`, {
       headers: { authorization: `Bearer ${dev.secretKey}` },
     });

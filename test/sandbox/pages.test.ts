@@ -14,6 +14,7 @@ describe('POST /app/session (development sign-in)', () => {
   it("mints a user token for a username (any case) that the GraphQL door accepts as that user", async () => {
     const user = await factories(app).user({ balance: 3 });
     // A development page's endpoint, not part of the REST contract (so not through the OpenAPI-checking helper).
+    // fetch on purpose in this file: the sandbox pages and the GraphiQL page are not in the OpenAPI document.
     const res = await fetch(`${app.baseUrl}/app/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
