@@ -284,8 +284,9 @@ export class PaymentRequestService {
     const status = filter.status ?? null;
     if (status !== null && !STATUSES.includes(status)) throw badInput(`status must be one of ${STATUSES.join(', ')}`);
     const reference = filter.reference === undefined || filter.reference === null ? null : parseMerchantFields({ reference: filter.reference }).reference;
-    const from = filter.createdFrom ? parseIsoTime(filter.createdFrom, 'createdFrom') : null;
-    const to = filter.createdTo ? parseIsoTime(filter.createdTo, 'createdTo') : null;
+    // Present but empty is a bad time (400), not an absent filter: the contract allows no empty value.
+    const from = filter.createdFrom == null ? null : parseIsoTime(filter.createdFrom, 'createdFrom');
+    const to = filter.createdTo == null ? null : parseIsoTime(filter.createdTo, 'createdTo');
     // An empty range (createdFrom at or after createdTo) is an empty page, not an error: the
     // contract states each filter alone, and no combination of valid filters is refused.
     const cursor = after === undefined || after === null ? null : requireUuid(after, 'after');

@@ -5,6 +5,7 @@ import { describeOnServer } from '../helpers/db.js';
 import { requestPayment } from '../helpers/payments.js';
 import { preparedRead } from '../../src/db/prepared.js';
 import { OutboxReader, type OutboxRow } from '../../src/events/outbox.js';
+import { settledHorizon } from '../../src/events/event.service.js';
 import { PgListenSource, EVENTS_CHANNEL } from '../../src/events/event-source.js';
 import { sleep, poll } from '../helpers/expect.js';
 
@@ -129,7 +130,12 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
     let third: string;
     try {
       third = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-      await sleep(1500);
+      // What decides it (no waiting needed): the running transaction is the API's settled horizon,
+      // and the later commit's row lies above it.
+      const [{ xid }] = (await local.query<{ xid: string }>('select pg_current_xact_id()::text as xid')).rows as [{ xid: string }];
+      expect(await settledHorizon(app.db.orm.em.fork())).toBe(xid);
+      const [row] = await app.db.orm.em.fork().execute<Array<{ above: boolean }>>('select xid > ?::xid8 as above from events where payment_request_id = ?', [xid, third]);
+      expect(row!.above).toBe(true);
       expect(await listed()).not.toContain(third);
     } finally {
       await local.query('rollback');

@@ -1,6 +1,7 @@
 // GET /api/v1/wallet/payment-requests (issue 20, SPEC §14): a developer's own requests, newest
 // first, filtered by the status clients see, reference and creation time, paged with after/limit.
-import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { randomUUID } from 'node:crypto';
+import { useTestApp, factories, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { requestPayment } from '../helpers/payments.js';
 import { REST_TEST_ENV, UNKNOWN_UUID } from '../helpers/rest.js';
 
@@ -106,6 +107,9 @@ test('bad filters answer 400 with a message naming them, and change nothing', as
     ['?createdFrom=2026-02-31', 'createdFrom must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
     ['?createdTo=2026-11-22T25:00:00Z', 'createdTo must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
     ['?createdTo=2026-11-22T10:00:00', 'createdTo must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
+    // Present but empty is refused like any other bad value (the fuzzer found `createdTo=` taken as no filter).
+    ['?createdFrom=', 'createdFrom must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
+    [`?createdTo=&after=${randomUUID()}`, 'createdTo must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
     ['?after=nope', 'after must be a UUID'],
     ['?limit=0', 'limit must be an integer from 1 to 100'],
     ['?limit=101', 'limit must be an integer from 1 to 100'],
