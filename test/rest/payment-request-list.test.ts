@@ -1,7 +1,7 @@
 // GET /api/v1/wallet/payment-requests (issue 20, SPEC §14): a developer's own requests, newest
 // first, filtered by the status clients see, reference and creation time, paged with after/limit.
 import { randomUUID } from 'node:crypto';
-import { useTestApp, factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { requestPayment } from '../helpers/payments.js';
 import { REST_TEST_ENV, UNKNOWN_UUID } from '../helpers/rest.js';
 
