@@ -130,6 +130,7 @@ describeOnServer('races with the sweeper', ONE_CONNECTION, () => {
     } finally {
       await director.end(); // releases a parked side first, so the trigger can be dropped
       await sql('drop trigger if exists test_hold_approvals on payment_requests');
+      await sql('drop function if exists test_hold_approvals()');
     }
     expect(await ledgerMismatches(app.db)).toEqual([]);
   });
@@ -168,6 +169,7 @@ describeOnServer('races with the sweeper', ONE_CONNECTION, () => {
     } finally {
       await director.end(); // releases a parked side first, so the trigger can be dropped
       await sql('drop trigger if exists test_hold_decisions on payment_requests');
+      await sql('drop function if exists test_hold_decisions()');
     }
     expect(await ledgerMismatches(app.db)).toEqual([]);
   });

@@ -105,6 +105,7 @@ describeOnServer('concurrent decisions', ONE_CONNECTION, () => {
       expect(await countTransactions(app.db, id)).toBe(1);
     } finally {
       await sql('drop trigger if exists test_hold_wallet_updates on wallets');
+      await sql('drop function if exists test_hold_wallet_updates()');
       await director.end();
     }
     expect(await ledgerMismatches(app.db)).toEqual([]);

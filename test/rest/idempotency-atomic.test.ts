@@ -67,6 +67,7 @@ test('a failure while recording the answer undoes the create; the retry creates 
     expect(await sql(`select 1 from payment_requests where developer_id = ? and idempotency_key = 'crash-1'`, [dev.developerId])).toEqual([]);
   } finally {
     await sql(`drop trigger test_fail_completion on idempotency_keys`);
+    await sql(`drop function test_fail_completion()`);
   }
   const retry = await create(dev.secretKey, 'crash-1', user.walletId);
   expect(retry.status).toBe(200);
