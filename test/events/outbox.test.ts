@@ -137,15 +137,23 @@ test('event payloads never carry a user id, username, phone, wallet id or develo
 
 const REQUESTED = 'subscription { paymentRequested { id status } }';
 
-test('events written in a savepoint reach subscribers when it is released and the transaction commits (through the reader), never when the savepoint rolls back', async () => {
+/**
+ * A developer, a funded user with a WebSocket client, and a `sentinel` request made before anyone
+ * listens (so an event about it can only come through the reader); `before` is the hub's
+ * subscription count before the test subscribes.
+ */
+async function listeningUser() {
   const f = factories(app);
   const dev = await f.developer();
   const user = await f.user({ balance: 100 });
   const hub = app.gateway.services.eventHub;
-  // Made before anyone listens, so its cancellation later can only come through the reader.
   const sentinel = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   const client = wsClient(app.baseUrl, user.token);
-  const before = hub.stats.subscriptions;
+  return { dev, user, hub, sentinel, client, before: hub.stats.subscriptions };
+}
+
+test('events written in a savepoint reach subscribers when it is released and the transaction commits (through the reader), never when the savepoint rolls back', async () => {
+  const { dev, user, hub, sentinel, client, before } = await listeningUser();
   const updated = subscribe<{ paymentRequestUpdated: { id: string } }>(client, 'subscription { paymentRequestUpdated { id } }');
   await untilSubscribed(hub, before + 1);
   const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
@@ -177,14 +185,7 @@ test('events written in a savepoint reach subscribers when it is released and th
 });
 
 test('the committing process hands its own subscribers their events at commit, once (the reader drops what was handed)', async () => {
-  const f = factories(app);
-  const dev = await f.developer();
-  const user = await f.user({ balance: 100 });
-  const hub = app.gateway.services.eventHub;
-  // Made before anyone listens, so its cancellation later can only come through the reader.
-  const sentinel = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-  const client = wsClient(app.baseUrl, user.token);
-  const before = hub.stats.subscriptions;
+  const { dev, user, hub, sentinel, client, before } = await listeningUser();
   const sub = subscribe<{ paymentRequested: { id: string; status: string } }>(client, REQUESTED);
   const updated = subscribe<{ paymentRequestUpdated: { id: string; status: string } }>(client, 'subscription { paymentRequestUpdated { id status } }');
   await untilSubscribed(hub, before + 2);

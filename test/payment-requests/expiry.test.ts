@@ -96,18 +96,35 @@ describeOnServer('races with the sweeper', ONE_CONNECTION, () => {
 
   const eventTypes = async (id: string) => (await sql<{ type: string }>('select type from events where payment_request_id = ? order by sequence', [id])).map((e) => e.type);
 
+  /**
+   * Runs `body` while a test trigger `name` parks the statements it fires on (`fires`: when, on
+   * payment_requests; `onlyIf`: an optional condition inside it) at the advisory lock `key`, held
+   * by the `director` connection it hands to `body`. On the way out the director's connection
+   * ends first (releasing anything parked), then the trigger and its function are dropped.
+   */
+  const withParkingTrigger = async (key: number, name: string, fires: string, onlyIf: string | null, body: (director: pg.Client) => Promise<void>) => {
+    const director = new pg.Client({ connectionString: app.database.url });
+    await director.connect();
+    try {
+      await director.query('select pg_advisory_lock($1)', [key]);
+      const park = `perform set_config('lock_timeout', '0', true); perform pg_advisory_xact_lock(${key});`;
+      await sql(`create or replace function ${name}() returns trigger language plpgsql as $$
+        begin ${onlyIf ? `if ${onlyIf} then ${park} end if;` : park} return null; end $$`);
+      await sql(`create trigger ${name} ${fires} execute function ${name}()`);
+      await body(director);
+    } finally {
+      await director.end();
+      await sql(`drop trigger if exists ${name} on payment_requests`);
+      await sql(`drop function if exists ${name}()`);
+    }
+  };
+
   test('the decision wins: an approval that claimed the row before expiresAt commits APPROVED; the sweeper skips the row and never expires it', async () => {
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
     await app.gateway.sweeper.sweep(); // nothing else is due: what a sweep counts below is this request
-    const director = new pg.Client({ connectionString: app.database.url });
-    await director.connect();
-    try {
-      await director.query('select pg_advisory_lock(8101)');
-      // Parks the approval right after its update claimed the row (the row lock is held).
-      await sql(`create or replace function test_hold_approvals() returns trigger language plpgsql as $$
-        begin perform set_config('lock_timeout', '0', true); perform pg_advisory_xact_lock(8101); return null; end $$`);
-      await sql(`create trigger test_hold_approvals after update on payment_requests for each row when (new.status = 'APPROVED') execute function test_hold_approvals()`);
+    // Parks the approval right after its update claimed the row (the row lock is held).
+    await withParkingTrigger(8101, 'test_hold_approvals', `after update on payment_requests for each row when (new.status = 'APPROVED')`, null, async (director) => {
       const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 10);
       let answered = false;
       const approval = approve(app.baseUrl, user.token, id).finally(() => (answered = true));
@@ -127,11 +144,7 @@ describeOnServer('races with the sweeper', ONE_CONNECTION, () => {
       expect(await countTransactions(app.db, id)).toBe(1);
       expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 90, developer: 10 });
       expect(await eventTypes(id)).toEqual(['payment_request.created', 'payment_request.approved']);
-    } finally {
-      await director.end(); // releases a parked side first, so the trigger can be dropped
-      await sql('drop trigger if exists test_hold_approvals on payment_requests');
-      await sql('drop function if exists test_hold_approvals()');
-    }
+    });
     expect(await ledgerMismatches(app.db)).toEqual([]);
   });
 
@@ -139,15 +152,9 @@ describeOnServer('races with the sweeper', ONE_CONNECTION, () => {
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
     await app.gateway.sweeper.sweep();
-    const director = new pg.Client({ connectionString: app.database.url });
-    await director.connect();
-    try {
-      await director.query('select pg_advisory_lock(8102)');
-      // Parks the approval's update before it reads or locks any row; its transaction (and so
-      // its now()) has begun. Only the decision's update sets transaction_id; the sweeper's does not.
-      await sql(`create or replace function test_hold_decisions() returns trigger language plpgsql as $$
-        begin if current_query() like '%transaction_id =%' then perform set_config('lock_timeout', '0', true); perform pg_advisory_xact_lock(8102); end if; return null; end $$`);
-      await sql(`create trigger test_hold_decisions before update on payment_requests for each statement execute function test_hold_decisions()`);
+    // Parks the approval's update before it reads or locks any row; its transaction (and so its
+    // now()) has begun. Only the decision's update sets transaction_id; the sweeper's does not.
+    await withParkingTrigger(8102, 'test_hold_decisions', 'before update on payment_requests for each statement', `current_query() like '%transaction_id =%'`, async (director) => {
       const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 10);
       let answered = false;
       const approval = approve(app.baseUrl, user.token, id).finally(() => (answered = true));
@@ -166,11 +173,7 @@ describeOnServer('races with the sweeper', ONE_CONNECTION, () => {
       expect(await countTransactions(app.db, id)).toBe(0);
       expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 100, developer: 0 });
       expect(await eventTypes(id)).toEqual(['payment_request.created', 'payment_request.expired']);
-    } finally {
-      await director.end(); // releases a parked side first, so the trigger can be dropped
-      await sql('drop trigger if exists test_hold_decisions on payment_requests');
-      await sql('drop function if exists test_hold_decisions()');
-    }
+    });
     expect(await ledgerMismatches(app.db)).toEqual([]);
   });
 });

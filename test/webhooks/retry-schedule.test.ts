@@ -40,9 +40,14 @@ describe('retryDelaySeconds', () => {
   });
 });
 
-async function register(app: TestApp, secretKey: string, url: string): Promise<string> {
-  const res = await http(app.baseUrl, '/api/v1/webhook-endpoints', { token: secretKey, body: { url, events: ['payment_request.created'] } });
+/** A new developer's endpoint at `url` for payment_request.created, then one payment request to a new user: one delivery to follow. */
+async function deliveryTo(app: TestApp, url: string): Promise<string> {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  const res = await http(app.baseUrl, '/api/v1/webhook-endpoints', { token: dev.secretKey, body: { url, events: ['payment_request.created'] } });
   expect(res.status).toBe(200);
+  await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   return res.body.id as string;
 }
 
@@ -81,11 +86,7 @@ describe('a failing endpoint on a real gateway', () => {
   });
 
   test('attempt 1 fails → retry after 100 s ±20 %; attempt 2 fails → 200 s ±20 %; attempt 3 fails → FAILED, no retry', async () => {
-    const f = factories(app);
-    const dev = await f.developer();
-    const user = await f.user({ balance: 10 });
-    const endpointId = await register(app, dev.secretKey, receiver.url);
-    await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    const endpointId = await deliveryTo(app, receiver.url);
     const settled = async (attempts: number) => {
       let state!: DeliveryState;
       await until(async () => {
@@ -139,11 +140,7 @@ describe('a send that times out', () => {
       },
     });
     try {
-      const f = factories(app);
-      const dev = await f.developer();
-      const user = await f.user({ balance: 10 });
-      const endpointId = await register(app, dev.secretKey, receiver.url);
-      await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      const endpointId = await deliveryTo(app, receiver.url);
       let state!: DeliveryState;
       await until(async () => {
         state = await delivery(app, endpointId);
@@ -194,11 +191,7 @@ describe('a slow send whose lease lapsed', () => {
       },
     });
     try {
-      const f = factories(app);
-      const dev = await f.developer();
-      const user = await f.user({ balance: 10 });
-      const endpointId = await register(app, dev.secretKey, receiver.url);
-      await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      const endpointId = await deliveryTo(app, receiver.url);
       // The first instance's worker (woken by the commit) claimed it and is sending.
       await until(() => arrivals.length === 1, 15_000, 'the first send reaching the receiver');
       const em = app.db.orm.em.fork();
