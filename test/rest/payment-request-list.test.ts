@@ -107,6 +107,9 @@ test('bad filters answer 400 with a message naming them, and change nothing', as
     ['?createdFrom=2026-02-31', 'createdFrom must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
     ['?createdTo=2026-11-22T25:00:00Z', 'createdTo must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
     ['?createdTo=2026-11-22T10:00:00', 'createdTo must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
+    // Offsets PostgreSQL refuses (schemathesis found these answering 500).
+    [`?createdTo=${encodeURIComponent('2026-01-01T00:00:00+16:00')}`, 'createdTo must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
+    ['?createdFrom=2026-01-01T00:00:00-23:59', 'createdFrom must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
     // Present but empty is refused like any other bad value (the fuzzer found `createdTo=` taken as no filter).
     ['?createdFrom=', 'createdFrom must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
     [`?createdTo=&after=${randomUUID()}`, 'createdTo must be an RFC 3339 date or date-time such as 2026-11-22 or 2026-11-22T18:00:00Z'],
@@ -137,4 +140,17 @@ test('the GraphQL door runs the same query', async () => {
     body: { query: '{ searchPaymentRequests(reference: "gql-1", status: "PENDING") { data { id } hasMore nextAfter } }' },
   });
   expect(res.body.data.searchPaymentRequests).toEqual({ data: [{ id }], hasMore: false, nextAfter: null });
+});
+
+test('UTC offsets: up to ±15:59 filter by the instant they name; beyond, both doors answer a bad input, never a server error', async () => {
+  const { dev, user } = await merchant();
+  const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1, { reference: 'tz-1' });
+  // 2100-01-01T00:00+15:59 is still in the future; 2000-01-01T00:00-15:59 long past.
+  const ok = await list(dev.secretKey, `?reference=tz-1&createdFrom=${encodeURIComponent('2000-01-01T00:00:00-15:59')}&createdTo=${encodeURIComponent('2100-01-01T00:00:00+15:59')}`);
+  expect([ok.status, ok.body.data.map((r: { id: string }) => r.id)]).toEqual([200, [id]]);
+  const res = await http(app.baseUrl, '/graphql', {
+    token: dev.secretKey,
+    body: { query: '{ searchPaymentRequests(createdTo: "2026-01-01T00:00:00+16:00") { hasMore } }' },
+  });
+  expect([res.status, res.body.errors?.[0]?.extensions?.code]).toEqual([200, 'BAD_USER_INPUT']);
 });
