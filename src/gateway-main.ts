@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
+import pino from 'pino';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger, defaultLogFormat } from './logger.js';
 import { openDatabase } from './db/database.js';
@@ -21,10 +22,7 @@ async function main(): Promise<void> {
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
+    if (err instanceof ConfigError) failedToStart(err.message);
     throw err;
   }
   const logger = createLogger(config.logLevel, undefined, { format: config.logFormat ?? defaultLogFormat(config.appEnv) });
@@ -85,7 +83,14 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'));
 }
 
-main().catch((err: unknown) => {
-  process.stderr.write(`wallet-gateway failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+/**
+ * A start that cannot go on (bad configuration, no database): one JSON log line on stderr, like
+ * every other line a log collector reads (level fatal, a message saying what failed and the
+ * reason), written synchronously before the exit. No stack trace: the reason is the message.
+ */
+function failedToStart(reason: string): never {
+  createLogger('info', pino.destination({ fd: 2, sync: true }), { format: 'json' }).fatal({ reason }, `wallet-gateway failed to start: ${reason}`);
   process.exit(1);
-});
+}
+
+main().catch((err: unknown) => failedToStart(err instanceof Error ? err.message : String(err)));

@@ -234,6 +234,20 @@ describe('the process (node dist/src/main.js)', () => {
     expect(r.stderr).toMatch(/PORT: /);
   });
 
+  /** The lines of a failed start's stderr, each parsed as JSON (a line that is not JSON fails the test). */
+  const jsonLines = (stderr: string) => stderr.split('\n').filter(Boolean).map((line) => JSON.parse(line) as { level: number; msg: string; reason: string });
+
+  test('a failed start is one JSON log line on stderr (fatal, what failed and why), no stack trace', async () => {
+    const bad = await run({ ...baseEnv(), PORT: 'eighty' });
+    expect(jsonLines(bad.stderr)).toEqual([expect.objectContaining({ level: 60, msg: expect.stringMatching(/^wallet-gateway failed to start: Invalid configuration[\s\S]*PORT: /) })]);
+    // A database that does not answer (nothing listens on port 1).
+    const down = await run({ ...baseEnv(), DATABASE_URL: 'postgresql://postgres@127.0.0.1:1/none', WEB_CONCURRENCY: '1' });
+    expect(down.code).toBe(1);
+    const lines = jsonLines(down.stderr);
+    expect(lines).toEqual([expect.objectContaining({ level: 60, msg: expect.stringMatching(/^wallet-gateway failed to start: .*ECONNREFUSED/) })]);
+    expect(down.stderr).not.toMatch(/\n\s+at /);
+  });
+
   // Only start-up is checked here. Exit code 0 after SIGTERM is not asserted: Apollo Server's own
   // termination-signal handler (stopOnTerminationSignals, on unless NODE_ENV=test) re-raises SIGTERM
   // while main.ts is still closing the database, so the process currently dies with signal 15.
