@@ -9,8 +9,17 @@ export interface MerchantFields {
 const MAX_METADATA_KEYS = 20;
 const MAX_KEY_LENGTH = 40;
 const MAX_VALUE_LENGTH = 500;
-/** Control, format, unassigned, private-use and surrogate code points: not printable. */
-const NOT_PRINTABLE = /\p{C}/u;
+/**
+ * Not printable: C0 and C1 controls, DEL, the Basic Multilingual Plane's invisible format
+ * characters (soft hyphen, bidirectional and zero-width controls, BOM, ...), lone surrogates, its
+ * private-use area and U+FFFE/U+FFFF. Written as a class of \x/\u escapes, the same as the
+ * OpenAPI document's `Reference` and metadata-key patterns, so that the rule means the same in
+ * every regex dialect those are read in (ECMAScript, Python's re, ...); a \p{C} class would not
+ * (test/openapi/patterns.test.ts).
+ */
+const NOT_PRINTABLE =
+  // eslint-disable-next-line no-control-regex -- control characters are what this refuses
+  /[\x00-\x1F\x7F-\x9F\xAD\u0600-\u0605\u061C\u06DD\u070F\u0890\u0891\u08E2\u180E\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u206F\uD800-\uDFFF\uE000-\uF8FF\uFEFF\uFFF9-\uFFFB\uFFFE\uFFFF]/u;
 
 const length = (s: string): number => [...s].length;
 
