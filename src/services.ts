@@ -22,6 +22,8 @@ import { Metrics } from './observability/metrics.js';
 import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
+import { ConsentSigner } from './consent/consent-keys.js';
+import { PayerControls } from './consent/payer-controls.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -50,6 +52,10 @@ export interface Services {
   /** Per-secret-key limits shared by all instances. */
   readonly rateLimits: RateLimits;
   readonly metrics: Metrics;
+  /** Signs consent receipts and publishes their keys (GET /.well-known/jwks.json). */
+  readonly consent: ConsentSigner;
+  /** The payer's blocks and reports. */
+  readonly payerControls: PayerControls;
 }
 
 /** Builds the services; nothing is started here (see `eventHub.start()`). */
@@ -89,15 +95,18 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
   });
+  const consent = ConsentSigner.fromConfig(config);
+  const payments = new PaymentRequestService(
+    config,
+    transactions,
+    consent,
+    (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
+    (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+  );
   return {
     config,
     forkEm,
-    payments: new PaymentRequestService(
-      config,
-      transactions,
-      (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
-      (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
-    ),
+    payments,
     accounts: new AccountService(config),
     transactions,
     developers: new DeveloperService(),
@@ -111,5 +120,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     deliveries,
     rateLimits,
     metrics,
+    consent,
+    payerControls: new PayerControls(payments),
   };
 }

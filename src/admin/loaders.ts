@@ -52,6 +52,15 @@ export function createLoaders(em: EntityManager) {
     }),
     paymentRequestsOfWallet: childPageLoader(em, PaymentRequest, 'payment_requests', 'wallet_id'),
     paymentRequestsOfDeveloper: childPageLoader(em, PaymentRequest, 'payment_requests', 'developer_id'),
+    /** How many of each developer's requests their payers reported as unwanted. */
+    reportedCountOfDeveloper: new DataLoader<string, number>(async (ids) => {
+      const rows = await em.execute<Array<{ developer_id: string; n: number }>>(
+        `select developer_id, count(*)::int as n from payment_requests where developer_id = any(?::uuid[]) and reported_at is not null group by developer_id`,
+        [[...ids]],
+      );
+      const found = new Map(rows.map((r) => [r.developer_id, r.n]));
+      return ids.map((id) => found.get(id) ?? 0);
+    }),
     ledgerEntriesOfWallet: childPageLoader(em, LedgerEntry, 'ledger_entries', 'wallet_id'),
     refundsOfTransaction: groupedBy(Refund, 'transactionId', { createdAt: 'asc' }),
     ledgerEntriesOfTransaction: groupedBy(LedgerEntry, 'transactionId', { id: 'asc' }),

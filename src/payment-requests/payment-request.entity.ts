@@ -75,4 +75,16 @@ export class PaymentRequest {
   /** The developer's Idempotency-Key, if it sent one; unique per developer. */
   @Property({ type: 'text', nullable: true })
   idempotencyKey: string | null = null;
+
+  /** The signed consent receipt (compact JWS, src/consent), set in the approval's transaction; null until APPROVED. */
+  @Property({ type: 'text', nullable: true })
+  consentReceipt: string | null = null;
+
+  /** When the wallet's holder reported this request as unwanted (operators only; never shown to a developer). */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  reportedAt: Date | null = null;
+
+  /** The holder's reason for the report, at most 500 characters (operators only). */
+  @Property({ type: 'text', nullable: true })
+  reportReason: string | null = null;
 }
