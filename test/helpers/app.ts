@@ -36,6 +36,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     USER_TOKEN_SECRET: 'test-user-token-secret-0123456789',
     ADMIN_TOKEN: 'test-admin-token-0123456789',
     CONSENT_SIGNING_KEY: TEST_CONSENT_KEY,
+    // Suites make many requests of one developer to one wallet; test/consent sets the cap it tests.
+    MAX_PENDING_PER_PAYER: '1000',
     LOG_LEVEL: 'info',
     // The scripted test wallets (src/sandbox) only where a test asks for them: they add users,
     // wallets and hub subscriptions that other suites count.
