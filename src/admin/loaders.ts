@@ -55,7 +55,7 @@ export function createLoaders(em: EntityManager) {
     /** How many of each developer's requests their payers reported as unwanted. */
     reportedCountOfDeveloper: new DataLoader<string, number>(async (ids) => {
       const rows = await em.execute<Array<{ developer_id: string; n: number }>>(
-        `select developer_id, count(*)::int as n from payment_requests where developer_id = any(?::uuid[]) and reported_at is not null group by developer_id`,
+        `select developer_id, count(*)::int as n from payment_requests where developer_id in (?) and reported_at is not null group by developer_id`,
         [[...ids]],
       );
       const found = new Map(rows.map((r) => [r.developer_id, r.n]));
