@@ -16,7 +16,7 @@ import { requestScope } from './http/request-scope.js';
 import { securityHeaders } from './http/security-headers.js';
 import { tagWorker } from './http/worker-tag.js';
 import { createProbesRouter } from './http/probes.js';
-import { createJwksRouter } from './consent/jwks.route.js';
+import { createJwksRouter } from './http/jwks.js';
 import { answerMalformedRequests, unknownMethods } from './http/protocol.js';
 import type { GatewayState } from './http/state.js';
 import { createApollo, contextError } from './graphql/apollo.js';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
-import type { GatewayState } from '../http/state.js';
-import type { ConsentSigner } from './consent-keys.js';
+import type { GatewayState } from './state.js';
+import type { ConsentSigner } from '../consent/consent-keys.js';
 
 /** How long a verifier may keep the key set (seconds); a rotation publishes the new key before it signs with it. */
 export const JWKS_MAX_AGE_SECONDS = 300;
