@@ -60,13 +60,13 @@ export class PaymentRequestGraph {
   @Authorized(Role.ADMIN)
   @FieldResolver(() => Boolean, { description: 'Internal tools: its payer reported it as unwanted (never shown to any developer).' })
   async reported(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<boolean> {
-    return Boolean((await loadersOf(ctx).paymentRequest.load(pr.id))?.reportedAt);
+    return (await loadersOf(ctx).reportOfPaymentRequest.load(pr.id)) !== null;
   }
 
   @Authorized(Role.ADMIN)
   @FieldResolver(() => String, { nullable: true, description: "Internal tools: the payer's reason, when it reported the request with one." })
   async reportReason(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<string | null> {
-    return (await loadersOf(ctx).paymentRequest.load(pr.id))?.reportReason ?? null;
+    return (await loadersOf(ctx).reportOfPaymentRequest.load(pr.id))?.reason ?? null;
   }
 
   @Authorized(Role.ADMIN)

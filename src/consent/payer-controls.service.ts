@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
-import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
+import { PaymentRequest, overdueSql } from '../payment-requests/payment-request.entity.js';
 import type { PaymentRequestService } from '../payment-requests/payment-request.service.js';
 
 /** A merchant (developer) a wallet's holder blocked, named as the request it was blocked from named it. */
@@ -93,7 +93,9 @@ export class PayerControls {
         `update payment_requests
             set reported_at = coalesce(reported_at, now()), report_reason = coalesce(?, report_reason)
           where id = ?
-          returning *`,
+          returning id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at,
+                    updated_at, transaction_id, reference, metadata, idempotency_key, consent_receipt,
+                    ${overdueSql('payment_requests')} as overdue`,
         [text, pr.id],
       );
       return tem.map(PaymentRequest, row!);

@@ -80,11 +80,6 @@ export class PaymentRequest {
   @Property({ type: 'text', nullable: true })
   consentReceipt: string | null = null;
 
-  /** When the wallet's holder reported this request as unwanted (operators only; never shown to a developer). */
-  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
-  reportedAt: Date | null = null;
-
-  /** The holder's reason for the report, at most 500 characters (operators only). */
-  @Property({ type: 'text', nullable: true })
-  reportReason: string | null = null;
+  // reported_at and report_reason (the payer's report, src/consent) are deliberately not mapped:
+  // no read of a request carries them; only the operators' graph reads them (src/admin/loaders.ts).
 }

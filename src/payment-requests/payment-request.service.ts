@@ -277,7 +277,7 @@ export class PaymentRequestService {
       walletId?: string | undefined;
       reference?: string | undefined;
       /** Reported by its payer (operators only). */
-      reported?: boolean | undefined;
+      reported?: boolean | null | undefined;
     },
     walletIds: string[] | undefined,
     first?: number,
@@ -290,7 +290,7 @@ export class PaymentRequestService {
         filter.walletId ? { walletId: filter.walletId } : {},
         walletIds ? { walletId: { $in: walletIds } } : {},
         filter.reference !== undefined ? { reference: filter.reference } : {},
-        filter.reported === true ? { reportedAt: { $ne: null } } : filter.reported === false ? { reportedAt: null } : {},
+        filter.reported === undefined || filter.reported === null ? {} : { [raw((alias) => `(${alias}.reported_at is not null)`)]: filter.reported },
         rangeConditions(filter),
       ],
     } as FilterQuery<PaymentRequest>;
