@@ -129,6 +129,15 @@ const settings = z.object({
   MAX_PENDING_PER_PAYER: z.coerce.number().int().min(0).max(10_000).default(3),
   /** 0: never. */
   LEDGER_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
+  /** Failed approval verifications in a row (PIN or passkey) that lock a wallet's approvals (src/consent). */
+  PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** How long such a lock lasts. */
+  PIN_LOCK_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(15),
+  /**
+   * log2 of scrypt's N for new PIN hashes (src/consent/pin.ts): 15 (32 MiB, tens of ms) by default;
+   * production refuses less. Lower only for test suites that create many users.
+   */
+  PIN_HASH_COST: z.coerce.number().int().min(10).max(20).default(15),
 });
 
 export type AppEnv = 'development' | 'production';
@@ -199,6 +208,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   if (c.APP_ENV === 'production' && !c.CONSENT_SIGNING_KEY) {
     secretProblems.push('CONSENT_SIGNING_KEY is required in production (an Ed25519 private key as PKCS#8 PEM: it signs consent receipts)');
+  }
+  if (c.APP_ENV === 'production' && c.PIN_HASH_COST < 15) {
+    secretProblems.push('PIN_HASH_COST: production hashes PINs at 15 or more (a cheaper hash is for test suites)');
   }
   if (c.WEB_CONCURRENCY !== undefined && c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
     secretProblems.push('WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database belongs to one process)');

@@ -96,7 +96,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   app.use(unknownMethods);
   // The sandbox pages (development) come before /graphql: a browser's GET /graphql is GraphiQL.
   const sandboxRouters = sandbox ? [sandbox.pages.router] : [];
-  for (const router of [rest, createProbesRouter(services), createJwksRouter(services.consent), ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
+  for (const router of [rest, createProbesRouter(services), createJwksRouter(services.consentReceipts), ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

@@ -22,6 +22,8 @@ import { Metrics } from './observability/metrics.js';
 import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
+import { ConsentService } from './consent/consent.service.js';
+import { NO_PASSKEYS } from './consent/verification.js';
 import { ConsentSigner } from './consent/consent-keys.js';
 import { PayerControls } from './consent/payer-controls.service.js';
 
@@ -32,6 +34,8 @@ export interface Services {
   forkEm(): EntityManager;
   readonly payments: PaymentRequestService;
   readonly accounts: AccountService;
+  /** Transaction PINs and the verification of every approval (src/consent). */
+  readonly consent: ConsentService;
   readonly transactions: TransactionService;
   readonly developers: DeveloperService;
   readonly keys: SecretKeyVerifier;
@@ -53,7 +57,7 @@ export interface Services {
   readonly rateLimits: RateLimits;
   readonly metrics: Metrics;
   /** Signs consent receipts and publishes their keys (GET /.well-known/jwks.json). */
-  readonly consent: ConsentSigner;
+  readonly consentReceipts: ConsentSigner;
   /** The payer's blocks and reports. */
   readonly payerControls: PayerControls;
 }
@@ -95,19 +99,23 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
   });
-  const consent = ConsentSigner.fromConfig(config);
+  // Passkeys: NO_PASSKEYS (every assertion fails) until the passkeys work wires its WebAuthn verifier here.
+  const consent = new ConsentService(config, NO_PASSKEYS, (method, outcome) => metrics.approvalVerifications.inc({ method, outcome }));
+  const consentReceipts = ConsentSigner.fromConfig(config);
   const payments = new PaymentRequestService(
     config,
     transactions,
-    consent,
     (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
     (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+    consent,
+    consentReceipts,
   );
   return {
     config,
     forkEm,
     payments,
     accounts: new AccountService(config),
+    consent,
     transactions,
     developers: new DeveloperService(),
     keys,
@@ -120,7 +128,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     deliveries,
     rateLimits,
     metrics,
-    consent,
+    consentReceipts,
     payerControls: new PayerControls(payments),
   };
 }

@@ -5,8 +5,7 @@ import { SignJWT, calculateJwkThumbprint, exportJWK } from 'jose';
 import type { Config } from '../config.js';
 import { pemBlocks } from '../config.js';
 
-/** How the payer confirmed an approval, as a receipt says it. */
-export type VerificationMethod = 'pin' | 'passkey';
+import type { VerificationMethod } from './verification.js';
 
 /** The JWS `typ` of a consent receipt. */
 export const CONSENT_RECEIPT_TYP = 'consent+jwt';

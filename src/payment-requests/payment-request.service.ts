@@ -15,7 +15,9 @@ import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pa
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
 import { detachedEntity, preparedRead, runInTransaction, type Detached } from '../db/prepared.js';
-import type { ConsentSigner, VerificationMethod } from '../consent/consent-keys.js';
+import type { ConsentService } from '../consent/consent.service.js';
+import type { ApprovalSubject, ApprovalVerificationFields, VerificationMethod } from '../consent/verification.js';
+import type { ConsentSigner } from '../consent/consent-keys.js';
 
 /** Input of request-payment, as the GraphQL input type delivers it. */
 export interface RequestPaymentFields {
@@ -105,6 +107,11 @@ const CREATE_SQL = `with pending as (
 select (select count(*) from queued)::int as deliveries, (select count(*) from pr)::int as created,
        greatest(1, ceil(extract(epoch from ((select min(expires_at) from pending) - now()))))::int as "retryAfter"`;
 
+/** How an approval was verified, as the approval's transaction sees it (the consent receipt signs it). */
+export interface ApprovalContext {
+  method: VerificationMethod;
+}
+
 /** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
 type Owner = { developerId: string } | { userId: string };
 
@@ -148,11 +155,13 @@ export class PaymentRequestService {
   constructor(
     private readonly config: Config,
     private readonly transactions: TransactionService,
-    /** Signs each approval's consent receipt. */
-    private readonly consent: ConsentSigner,
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
     /** Told the time from creation to decision of every decided request (metrics). */
     private readonly decided: (decision: PaymentDecision, seconds: number) => void = () => undefined,
+    /** Verifies every approval (PIN or passkey) before any money moves. */
+    private readonly consent?: ConsentService,
+    /** Signs each approval's consent receipt. */
+    private readonly receipts?: ConsentSigner,
   ) {}
 
   /**
@@ -380,15 +389,24 @@ export class PaymentRequestService {
   }
 
   /**
-   * The wallet's owner approves: in one database transaction the request becomes APPROVED, the
-   * wallet is debited (only if ACTIVE and the balance covers it), the developer is credited,
-   * the ledger records both sides, a COMPLETED transaction is created and the consent receipt
-   * (signed over what was approved and how: `verification`) is kept with the request. Any error
-   * rolls everything back; INSUFFICIENT_FUNDS leaves the request PENDING.
+   * The wallet's owner approves, verified: `verification` holds exactly one of a PIN or a passkey
+   * assertion (BAD_USER_INPUT otherwise, nothing counted). The request must be the caller's
+   * (NOT_FOUND, nothing counted) and still PENDING; then the verification runs, counted and
+   * lockable (VERIFICATION_FAILED / VERIFICATION_LOCKED, src/consent/consent.service.ts) and
+   * committed before anything else. Only then, in one database transaction, the request becomes
+   * APPROVED, the wallet is debited (only if ACTIVE and the balance covers it), the developer is
+   * credited, the ledger records both sides, a COMPLETED transaction is created and the consent
+   * receipt (signed over what was approved and how it was verified) is kept with the request. Any
+   * error rolls that transaction back; INSUFFICIENT_FUNDS leaves the request PENDING.
    */
-  async approve(em: EntityManager, userId: string, id: string, verification: VerificationMethod = 'pin'): Promise<PaymentRequest> {
+  async approve(em: EntityManager, userId: string, id: string, verification: ApprovalVerificationFields): Promise<PaymentRequest> {
+    if (!this.consent) throw new Error('PaymentRequestService: approvals need the consent service');
+    const checked = this.consent.parseVerification(verification);
+    requireUuid(id);
+    const { walletId, subject } = await this.approvalSubject(em, userId, id);
+    const method = await this.consent.verify(em, { userId, walletId }, subject, checked);
     try {
-      const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.APPROVED, verification);
+      const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.APPROVED, { method });
       this.observe('approved');
       this.decided('approved', decisionSeconds(pr.createdAt, pr.updatedAt));
       return pr;
@@ -396,6 +414,32 @@ export class PaymentRequestService {
       if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS') this.observe('insufficient_funds');
       throw err;
     }
+  }
+
+  /**
+   * What the payer is asked to consent to, read before any verification: the caller's own request
+   * (else NOT_FOUND), still PENDING and not overdue (else the error the approval would meet),
+   * and the wallet that pays it. The approval's transaction checks all of it again.
+   */
+  private async approvalSubject(em: EntityManager, userId: string, id: string): Promise<{ walletId: string; subject: ApprovalSubject }> {
+    const [row] = await em.execute<
+      Array<{ walletId: string; amount: string; currency: string; merchantName: string; status: PaymentRequestStatus; overdue: boolean }>
+    >(
+      `select w.id as "walletId", pr.amount::text as amount, pr.currency, pr.merchant_name as "merchantName", pr.status,
+              ${overdueSql('pr')} as overdue
+         from payment_requests pr join wallets w on w.id = pr.wallet_id
+        where pr.id = ? and w.user_id = ?`,
+      [id, userId],
+    );
+    if (!row) throw notFound('Payment request not found');
+    if (row.status !== PaymentRequestStatus.PENDING) {
+      throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${row.status}, not PENDING`);
+    }
+    if (row.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
+    return {
+      walletId: row.walletId,
+      subject: { paymentRequestId: id, amount: row.amount /* numeric(18,2) as text: two decimals */, currency: row.currency, merchantName: row.merchantName },
+    };
   }
 
   /**
@@ -431,15 +475,17 @@ export class PaymentRequestService {
   /**
    * One transition out of PENDING, in one database transaction: a conditional update claims the
    * request (it waits for, then loses to, any concurrent winner); an approval then moves the
-   * money and creates its transaction, and any failure there rolls the claim back.
+   * money and creates its transaction, and any failure there rolls the claim back. `approval`
+   * (APPROVED only) says how the payer's consent was verified.
    */
   private async decide(
     em: EntityManager,
     owner: Owner,
     id: string,
     to: PaymentRequestStatus,
-    verification?: VerificationMethod,
+    approval?: ApprovalContext,
   ): Promise<PaymentRequest> {
+    if ((to === PaymentRequestStatus.APPROVED) !== (approval !== undefined)) throw new Error('an approval, and only an approval, is verified');
     requireUuid(id);
     const [ownerCondition, ownerId] = ownerSql(owner);
     const transactionId = to === PaymentRequestStatus.APPROVED ? randomUUID() : null;
@@ -457,7 +503,7 @@ export class PaymentRequestService {
       if (transactionId) {
         // The consent receipt, kept with the request (every later read answers the same one); a
         // failure to debit below rolls it back with everything else.
-        row.consent_receipt = await this.consentReceipt(row, transactionId, verification ?? 'pin');
+        row.consent_receipt = await this.consentReceipt(row, transactionId, approval!.method);
         await tem.execute('update payment_requests set consent_receipt = ? where id = ?', [row.consent_receipt, row.id]);
       }
       const pr = tem.map(PaymentRequest, row);
@@ -479,7 +525,8 @@ export class PaymentRequestService {
    * amount is the numeric column's own text ("12.50"), never a float.
    */
   private consentReceipt(row: Record<string, unknown>, transactionId: string, verification: VerificationMethod): Promise<string> {
-    return this.consent.sign({
+    if (!this.receipts) throw new Error('PaymentRequestService: approvals need the consent receipt signer');
+    return this.receipts.sign({
       paymentRequestId: row.id as string,
       transactionId,
       amount: String(row.amount),
