@@ -245,3 +245,12 @@ test('development without CONSENT_SIGNING_KEY: a key is made once under DATA_DIR
     await rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test('the signing key is never in the logs (after approvals and key reads)', async () => {
+  await approved();
+  await http(app.baseUrl, '/.well-known/jwks.json');
+  const keyBody = TEST_CONSENT_KEY.split('\n')[1]!;
+  expect(keyBody.length).toBeGreaterThan(40);
+  expect(app.logs.length).toBeGreaterThan(0);
+  expect(app.logs.filter((line) => line.includes(keyBody))).toEqual([]);
+});
