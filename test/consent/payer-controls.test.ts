@@ -78,6 +78,14 @@ describe('blockMerchant', () => {
     const list = await gql(app.baseUrl, LIST, {}, user.token);
     expect(list.body.data.myBlockedMerchants).toEqual([block]);
     expect((await gql(app.baseUrl, LIST, {}, otherUser.token)).body.data.myBlockedMerchants).toEqual([]);
+    // Operators see how many wallets block a developer; the developer itself cannot ask.
+    const counted = await gql(
+      app.baseUrl,
+      'query($dev: ID) { paymentRequests(filter: { developerId: $dev }, first: 1) { nodes { developer { blockedCount } } } }',
+      { dev: dev.developerId },
+      app.config.adminToken,
+    );
+    expect(counted.body.data.paymentRequests.nodes[0].developer.blockedCount).toBe(1);
 
     // Someone else cannot lift it; the holder can, once.
     expect((await gql(app.baseUrl, UNBLOCK, { id: block.id }, otherUser.token)).body.errors[0].extensions.code).toBe('NOT_FOUND');
