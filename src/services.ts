@@ -24,6 +24,8 @@ import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
 import { ConsentService } from './consent/consent.service.js';
 import { NO_PASSKEYS } from './consent/verification.js';
+import { ConsentSigner } from './consent/consent-keys.js';
+import { PayerControls } from './consent/payer-controls.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -54,6 +56,10 @@ export interface Services {
   /** Per-secret-key limits shared by all instances. */
   readonly rateLimits: RateLimits;
   readonly metrics: Metrics;
+  /** Signs consent receipts and publishes their keys (GET /.well-known/jwks.json). */
+  readonly consentReceipts: ConsentSigner;
+  /** The payer's blocks and reports. */
+  readonly payerControls: PayerControls;
 }
 
 /** Builds the services; nothing is started here (see `eventHub.start()`). */
@@ -95,16 +101,19 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   });
   // Passkeys: NO_PASSKEYS (every assertion fails) until the passkeys work wires its WebAuthn verifier here.
   const consent = new ConsentService(config, NO_PASSKEYS, (method, outcome) => metrics.approvalVerifications.inc({ method, outcome }));
+  const consentReceipts = ConsentSigner.fromConfig(config);
+  const payments = new PaymentRequestService(
+    config,
+    transactions,
+    (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
+    (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+    consent,
+    consentReceipts,
+  );
   return {
     config,
     forkEm,
-    payments: new PaymentRequestService(
-      config,
-      transactions,
-      (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
-      (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
-      consent,
-    ),
+    payments,
     accounts: new AccountService(config),
     consent,
     transactions,
@@ -119,5 +128,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     deliveries,
     rateLimits,
     metrics,
+    consentReceipts,
+    payerControls: new PayerControls(payments),
   };
 }
