@@ -22,6 +22,7 @@ import { Metrics } from './observability/metrics.js';
 import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
+import { PasskeyService } from './consent/passkey.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -50,6 +51,8 @@ export interface Services {
   /** Per-secret-key limits shared by all instances. */
   readonly rateLimits: RateLimits;
   readonly metrics: Metrics;
+  /** Wallet users' passkeys (WebAuthn) and approval challenges. */
+  readonly passkeys: PasskeyService;
 }
 
 /** Builds the services; nothing is started here (see `eventHub.start()`). */
@@ -111,5 +114,6 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     deliveries,
     rateLimits,
     metrics,
+    passkeys: new PasskeyService(config),
   };
 }

@@ -27,6 +27,9 @@ export interface TestAppOptions {
   database?: TestDatabase;
 }
 
+/** The passkeys' relying party production requires (WEBAUTHN_RP_ID, WEBAUTHN_ORIGIN). */
+export const PRODUCTION_RELYING_PARTY = { WEBAUTHN_RP_ID: 'wallet.example', WEBAUTHN_ORIGIN: 'https://wallet.example' } as const;
+
 /** Test environment: fixed secrets, silent unless asked, quick sweeps. */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
@@ -38,6 +41,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // The scripted test wallets (src/sandbox) only where a test asks for them: they add users,
     // wallets and hub subscriptions that other suites count.
     SANDBOX_TEST_WALLETS: 'false',
+    // Production names its passkeys' relying party (development defaults to localhost).
+    ...(env.APP_ENV === 'production' ? PRODUCTION_RELYING_PARTY : {}),
     ...env,
   });
 }

@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import { createLogger, defaultLogFormat, REDACT_PATHS, type LogFormat } from '../../src/logger.js';
 import { loadConfig } from '../../src/config.js';
-import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { factories, gql, http, startTestApp, PRODUCTION_RELYING_PARTY, type TestApp } from '../helpers/app.js';
 import { API, REST_TEST_ENV } from '../helpers/rest.js';
 
 /** A logger writing into an array of lines. */
@@ -124,7 +124,7 @@ describe('which format', () => {
   });
 
   test('LOG_FORMAT chooses; production refuses pretty; anything else is refused with the name', () => {
-    const env = { KEY_SIGNING_SECRET: 'k'.repeat(32), USER_TOKEN_SECRET: 'u'.repeat(32), ADMIN_TOKEN: 'a'.repeat(32) };
+    const env = { KEY_SIGNING_SECRET: 'k'.repeat(32), USER_TOKEN_SECRET: 'u'.repeat(32), ADMIN_TOKEN: 'a'.repeat(32), ...PRODUCTION_RELYING_PARTY };
     expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
     expect(loadConfig({ APP_ENV: 'production', ...env, LOG_FORMAT: 'json' }).logFormat).toBe('json');
     expect(() => loadConfig({ APP_ENV: 'production', ...env, LOG_FORMAT: 'pretty' })).toThrow(/LOG_FORMAT: production logs are JSON/);
