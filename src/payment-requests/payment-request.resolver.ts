@@ -79,6 +79,18 @@ export class PaymentRequestResolver {
   }
 
   @Authorized(Role.USER)
+  @Query(() => [PaymentRequestView], {
+    description: 'Wallet app (user token): my requests already decided (paid, rejected, expired, cancelled), most recently decided first.',
+  })
+  async myRecentPaymentRequests(
+    @Ctx() ctx: Context,
+    @CurrentUser() user: User,
+    @Arg('limit', () => Int, { nullable: true, description: '1-50, default 10.' }) limit?: number | null,
+  ): Promise<PaymentRequestView[]> {
+    return (await ctx.services.payments.listRecentForUser(ctx.em, user.userId, limit ?? 10)).map((pr) => PaymentRequestView.from(pr));
+  }
+
+  @Authorized(Role.USER)
   @Mutation(() => PaymentRequestView, { description: 'Wallet app (user token): approve; moves the money exactly once.' })
   async approvePaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
     return PaymentRequestView.from(await ctx.services.payments.approve(ctx.em, user.userId, id));
