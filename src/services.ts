@@ -23,6 +23,7 @@ import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
 import { PasskeyService } from './consent/passkey.service.js';
+import { ConsentService } from './consent/consent.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -31,6 +32,8 @@ export interface Services {
   forkEm(): EntityManager;
   readonly payments: PaymentRequestService;
   readonly accounts: AccountService;
+  /** Transaction PINs and the verification of every approval (src/consent). */
+  readonly consent: ConsentService;
   readonly transactions: TransactionService;
   readonly developers: DeveloperService;
   readonly keys: SecretKeyVerifier;
@@ -92,6 +95,9 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
   });
+  // A passkey approval is checked by the WebAuthn verifier (src/consent/passkey.service.ts).
+  const passkeys = new PasskeyService(config);
+  const consent = new ConsentService(config, passkeys, (method, outcome) => metrics.approvalVerifications.inc({ method, outcome }));
   return {
     config,
     forkEm,
@@ -100,8 +106,10 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
       transactions,
       (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
       (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+      consent,
     ),
     accounts: new AccountService(config),
+    consent,
     transactions,
     developers: new DeveloperService(),
     keys,
@@ -114,6 +122,6 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     deliveries,
     rateLimits,
     metrics,
-    passkeys: new PasskeyService(config),
+    passkeys,
   };
 }

@@ -1,13 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-
-/** What an approval challenge commits to (the consent seam's ApprovalSubject). */
-export interface ChallengeSubject {
-  paymentRequestId: string;
-  /** Two decimals, e.g. "12.50". */
-  amount: string;
-  currency: string;
-  merchantName: string;
-}
+import type { ApprovalSubject } from './verification.js';
 
 const NONCE_BYTES = 16;
 const DIGEST_BYTES = 32;
@@ -16,7 +8,7 @@ const DIGEST_BYTES = 32;
  * SHA-256 over the canonical JSON of the subject and the nonce: fixed key order, the amount as
  * its two-decimal string, so the same request data always gives the same bytes.
  */
-function commitment(subject: ChallengeSubject, nonce: Buffer): Buffer {
+function commitment(subject: ApprovalSubject, nonce: Buffer): Buffer {
   const canonical = JSON.stringify({
     amount: subject.amount,
     currency: subject.currency,
@@ -33,7 +25,7 @@ function commitment(subject: ChallengeSubject, nonce: Buffer): Buffer {
  * and merchant name with those bytes. The authenticator signs it, so a signature over it says
  * "this payer approved exactly this".
  */
-export function approvalChallengeBytes(subject: ChallengeSubject): Buffer {
+export function approvalChallengeBytes(subject: ApprovalSubject): Buffer {
   const nonce = randomBytes(NONCE_BYTES);
   return Buffer.concat([nonce, commitment(subject, nonce)]);
 }
@@ -42,7 +34,7 @@ export function approvalChallengeBytes(subject: ChallengeSubject): Buffer {
  * True when a challenge (base64url, as the client data carries it) commits to `subject` as it is
  * now: one made for another request, another amount or another merchant name does not.
  */
-export function challengeCommitsTo(challenge: string, subject: ChallengeSubject): boolean {
+export function challengeCommitsTo(challenge: string, subject: ApprovalSubject): boolean {
   if (!/^[A-Za-z0-9_-]+$/.test(challenge)) return false;
   const bytes = Buffer.from(challenge, 'base64url');
   if (bytes.length !== NONCE_BYTES + DIGEST_BYTES) return false;

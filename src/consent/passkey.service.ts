@@ -12,7 +12,8 @@ import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
 import { overdueSql } from '../payment-requests/payment-request.entity.js';
-import { approvalChallengeBytes, challengeCommitsTo, type ChallengeSubject } from './approval-challenge.js';
+import { approvalChallengeBytes, challengeCommitsTo } from './approval-challenge.js';
+import type { ApprovalSubject, PasskeyAssertionVerifier } from './verification.js';
 
 /** How long a registration or approval challenge can be answered. */
 export const CHALLENGE_TTL_SECONDS = 300;
@@ -92,7 +93,7 @@ const REGISTRATION_FAILED = 'The passkey could not be verified; ask for new regi
  * the caller's own, checks the signature with user verification required, and stores a sign
  * counter that must go up (a counter that does not, once non-zero, means a cloned authenticator).
  */
-export class PasskeyService {
+export class PasskeyService implements PasskeyAssertionVerifier {
   constructor(private readonly config: Config) {}
 
   /** The user's credentials (for excludeCredentials / allowCredentials). */
@@ -221,7 +222,7 @@ export class PasskeyService {
     if (!pr) throw notFound('Payment request not found');
     if (pr.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
     if (pr.status !== 'PENDING') throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${pr.status}, not PENDING`);
-    const subject: ChallengeSubject = { paymentRequestId: pr.id, amount: pr.amount, currency: pr.currency, merchantName: pr.merchant_name };
+    const subject: ApprovalSubject = { paymentRequestId: pr.id, amount: pr.amount, currency: pr.currency, merchantName: pr.merchant_name };
     const credentials = await this.credentialsOf(em, userId);
     const options = await generateAuthenticationOptions({
       rpID: this.config.webauthnRpId,
@@ -240,7 +241,7 @@ export class PasskeyService {
    * the request as it is now (`subject`), with a valid signature, user verification and a sign
    * counter that went up. The challenge is consumed; any failure is false, never an error.
    */
-  async verifyApproval(em: EntityManager, userId: string, subject: ChallengeSubject, assertion: Record<string, unknown>): Promise<boolean> {
+  async verifyApproval(em: EntityManager, userId: string, subject: ApprovalSubject, assertion: Record<string, unknown>): Promise<boolean> {
     try {
       const challenge = challengeOf(assertion);
       const credentialId = credentialIdOf(assertion);
