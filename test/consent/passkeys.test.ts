@@ -5,7 +5,7 @@
  * gateway as a phone's would be.
  */
 import { useTestApp, gql, type FileFixture, type TestApp } from '../helpers/app.js';
-import { requestPayment } from '../helpers/payments.js';
+import { balances, requestPayment, statusOf } from '../helpers/payments.js';
 import { SoftPasskey, type AssertionResponse } from '../helpers/webauthn.js';
 import { UUID_RE } from '../helpers/expect.js';
 
@@ -50,6 +50,11 @@ async function verify(user: User, id: string, assertion: AssertionResponse): Pro
   const subject = { paymentRequestId: id, amount: pr!.amount, currency: pr!.currency, merchantName: pr!.merchant_name };
   return app.gateway.services.passkeys.verifyApproval(em, user.userId, subject, assertion as unknown as Record<string, unknown>);
 }
+
+const APPROVE = 'mutation($id: ID!, $passkey: JSONObject!) { approvePaymentRequest(id: $id, verification: { passkey: $passkey }) { id status transactionId } }';
+
+/** approvePaymentRequest with a passkey assertion, as the wallet app sends it. */
+const approveWithPasskey = (user: User, id: string, assertion: AssertionResponse) => gql(app.baseUrl, APPROVE, { id, passkey: assertion }, user.token);
 
 const codeOf = (res: { body: { errors?: Array<{ extensions: { code: string } }> } }) => res.body.errors?.[0]?.extensions.code;
 
@@ -247,5 +252,69 @@ describe('the approval verifier (the consent seam)', () => {
       expect(await verify(user, id, junk as unknown as AssertionResponse)).toBe(false);
     }
     expect(await verify(user, id, passkey.assert(await challengeFor(user, id)))).toBe(true);
+  });
+});
+
+describe('approvePaymentRequest(id, verification: { passkey })', () => {
+  test('a passkey approval moves the money once; a second approval with the same assertion changes nothing', async () => {
+    const user = await f.user({ balance: 50 });
+    const { passkey } = await enrol(user);
+    const dev = await f.developer('Passkey Shop');
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 12.5);
+    const assertion = passkey.assert(await challengeFor(user, id));
+    const ok = await approveWithPasskey(user, id, assertion);
+    expect(ok.body.errors).toBeUndefined();
+    expect(ok.body.data.approvePaymentRequest).toMatchObject({ id, status: 'APPROVED', transactionId: expect.stringMatching(UUID_RE) });
+    expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 37.5, developer: 12.5 });
+    const again = await approveWithPasskey(user, id, assertion);
+    // The request is no longer PENDING: that is what a second approval of it meets first.
+    expect(codeOf(again)).toBe('PAYMENT_REQUEST_NOT_PENDING');
+    expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 37.5, developer: 12.5 });
+  });
+
+  test('an assertion spent on an approval that failed (insufficient funds) cannot be replayed once the wallet can pay: VERIFICATION_FAILED', async () => {
+    const user = await f.user({ balance: 1 });
+    const { passkey } = await enrol(user);
+    const id = await requestPayment(app.baseUrl, sk, user.walletId, 5);
+    const assertion = passkey.assert(await challengeFor(user, id));
+    expect(codeOf(await approveWithPasskey(user, id, assertion))).toBe('INSUFFICIENT_FUNDS');
+    await app.gateway.services.accounts.topUp(app.db.orm.em.fork(), user.walletId, 10);
+    expect(codeOf(await approveWithPasskey(user, id, assertion))).toBe('VERIFICATION_FAILED');
+    expect((await statusOf(app.baseUrl, sk, id)).status).toBe('PENDING');
+    expect((await approveWithPasskey(user, id, passkey.assert(await challengeFor(user, id)))).body.data.approvePaymentRequest.status).toBe('APPROVED');
+  });
+
+  test("an assertion for request A presented for request B is VERIFICATION_FAILED and B stays PENDING; A's still approves A", async () => {
+    const user = await f.user({ balance: 50 });
+    const { passkey } = await enrol(user);
+    const a = await requestPayment(app.baseUrl, sk, user.walletId, 5);
+    const b = await requestPayment(app.baseUrl, sk, user.walletId, 5);
+    const forA = passkey.assert(await challengeFor(user, a));
+    await challengeFor(user, b);
+    const wrong = await approveWithPasskey(user, b, forA);
+    expect({ code: codeOf(wrong), data: wrong.body.data }).toEqual({ code: 'VERIFICATION_FAILED', data: null });
+    expect((await statusOf(app.baseUrl, sk, b)).status).toBe('PENDING');
+    expect((await approveWithPasskey(user, a, forA)).body.data.approvePaymentRequest.status).toBe('APPROVED');
+  });
+
+  test("another user's passkey cannot approve: VERIFICATION_FAILED, the request stays PENDING, no money moves", async () => {
+    const alice = await f.user({ balance: 50 });
+    const mallory = await f.user({ balance: 50 });
+    const { passkey: mallorys } = await enrol(mallory);
+    const id = await requestPayment(app.baseUrl, sk, alice.walletId, 5);
+    const res = await approveWithPasskey(alice, id, mallorys.assert(await challengeFor(alice, id)));
+    expect(codeOf(res)).toBe('VERIFICATION_FAILED');
+    expect((await statusOf(app.baseUrl, sk, id)).status).toBe('PENDING');
+    const [wallet] = await app.db.orm.em.fork().execute<Array<{ balance: string }>>('select balance from wallets where id = ?', [alice.walletId]);
+    expect(wallet!.balance).toBe('50.00');
+  });
+
+  test('a failed passkey counts toward the lock like a wrong PIN', async () => {
+    const user = await f.user({ balance: 50 });
+    const { passkey } = await enrol(user);
+    const id = await requestPayment(app.baseUrl, sk, user.walletId, 5);
+    const codes: string[] = [];
+    for (let i = 0; i < 6; i++) codes.push(codeOf(await approveWithPasskey(user, id, passkey.assert(await challengeFor(user, id), { userVerified: false })))!);
+    expect(codes).toEqual(['VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_LOCKED']);
   });
 });
