@@ -25,6 +25,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Reuse an existing database (for a second instance). */
   database?: TestDatabase;
+  /** Listen on this port instead of a free one (a page whose origin must be known before start, e.g. WebAuthn's). */
+  port?: number;
 }
 
 /** The passkeys' relying party production requires (WEBAUTHN_RP_ID, WEBAUTHN_ORIGIN). */
@@ -63,7 +65,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   });
   const logger = createLogger(config.logLevel, sink, { format: config.logFormat ?? 'json' });
   const gateway = await createGateway({ config, db: database.db, logger });
-  const baseUrl = await gateway.listen(0, '127.0.0.1');
+  const baseUrl = await gateway.listen(opts.port ?? 0, '127.0.0.1');
   return {
     baseUrl,
     config,

@@ -9,6 +9,9 @@ import { credentialJSON, creationOptions, requestOptions } from './webauthn.js';
 
 const TOKEN_KEY = 'wallet-app-token';
 const REQUEST_FIELDS = 'id amount currency description merchantName status createdAt expiresAt updatedAt transactionId';
+/** What the subscriptions carry: a new request's fields, and a status change. */
+const NOTIFICATION_FIELDS = 'id amount currency description merchantName status createdAt expiresAt';
+const UPDATE_FIELDS = 'id status updatedAt transactionId';
 const PIN_MIN = 4;
 const PIN_MAX = 6;
 
@@ -21,9 +24,9 @@ const ERROR_WORDS = {
   UNAUTHENTICATED: 'Your session has ended; please sign in again.',
   NOT_FOUND: 'This request no longer exists.',
   RATE_LIMITED: 'Too many attempts; wait a moment and try again.',
-  VERIFICATION_FAILED: 'That PIN is not right.',
-  VERIFICATION_LOCKED: 'Too many wrong attempts: approvals are locked for a while.',
 };
+// VERIFICATION_FAILED and VERIFICATION_LOCKED are said in the gateway's own words: they count the
+// attempts left and say how long a lock lasts.
 
 const STATUS_WORDS = {
   PENDING: 'Waiting',
@@ -78,8 +81,6 @@ class GraphQLRequestError extends Error {
   constructor(error) {
     super(words(error));
     this.code = error?.extensions?.code;
-    /** The gateway's own words (they may say how long a lock lasts). */
-    this.serverMessage = error?.message;
   }
 }
 
@@ -294,13 +295,8 @@ function cardError(entry, err) {
   if (err.code === 'INSUFFICIENT_FUNDS' && state.wallet) {
     error.textContent = `${err.message} Your balance is ${money(state.wallet.balance, state.wallet.currency)}.`;
   }
-  if (err.code === 'VERIFICATION_LOCKED') error.textContent = lockedWords(err);
   error.hidden = false;
   if (err.code === 'PAYMENT_REQUEST_EXPIRED') upsert({ id: entry.request.id, status: 'EXPIRED' });
-}
-
-function lockedWords(err) {
-  return `${ERROR_WORDS.VERIFICATION_LOCKED} ${err.serverMessage && err.serverMessage !== err.message ? err.serverMessage : 'Try again later.'}`;
 }
 
 const APPROVE = 'mutation($id: ID!, $verification: ApprovalVerificationInput!) { approvePaymentRequest(id: $id, verification: $verification) { id status transactionId updatedAt } }';
@@ -405,7 +401,7 @@ async function submitPin() {
     pad.busy = false;
     if (err.code === 'VERIFICATION_FAILED') {
       // Wrong PIN: try again on the pad (the gateway counts the failures).
-      $('pin-error').textContent = err.serverMessage && err.serverMessage !== err.message ? `${err.message} ${err.serverMessage}` : `${err.message} Try again.`;
+      $('pin-error').textContent = err.message;
       $('pin-error').hidden = false;
       showDigits();
       $('pin-body').focus();
@@ -522,8 +518,9 @@ function payWithPasskey(id) {
     try {
       const data = await graphql(APPROVE, { id, verification: { passkey: assertion } });
       await approved(data.approvePaymentRequest);
+      loadPasskeys().catch(() => undefined); // its last use
     } catch (err) {
-      if (err.code === 'VERIFICATION_FAILED') err.message = 'The passkey could not be verified; try again or pay with your PIN.';
+      if (err.code === 'VERIFICATION_FAILED') err.message = `${err.message} Try again, or pay with your PIN.`;
       throw err;
     }
   });
@@ -602,6 +599,12 @@ async function load() {
   await Promise.all([loadPasskeys().catch((err) => passkeyError(err)), loadBlocked()]);
 }
 
+/** A status change of a request this page has not shown: its details from the server, into Recent. */
+async function loadRecent() {
+  const data = await graphql(`{ myRecentPaymentRequests(limit: 10) { ${REQUEST_FIELDS} } }`);
+  for (const request of data.myRecentPaymentRequests) upsert(request);
+}
+
 function setLive(live) {
   const badge = $('live');
   badge.hidden = false;
@@ -634,15 +637,16 @@ function connect() {
     next: (result) => {
       const request = result.data?.[field];
       if (!request) return;
-      upsert(request);
+      if (field === 'paymentRequestUpdated' && !state.requests.has(request.id)) loadRecent().catch(() => undefined);
+      else upsert(request);
       // Money moved (here or elsewhere): the balance comes from the server.
       if (field === 'paymentRequestUpdated' && request.status === 'APPROVED') refreshWallet().catch(() => undefined);
     },
     error: () => setLive(false),
     complete: () => undefined,
   });
-  client.subscribe({ query: `subscription { paymentRequested { ${REQUEST_FIELDS} } }` }, sink('paymentRequested'));
-  client.subscribe({ query: `subscription { paymentRequestUpdated { ${REQUEST_FIELDS} } }` }, sink('paymentRequestUpdated'));
+  client.subscribe({ query: `subscription { paymentRequested { ${NOTIFICATION_FIELDS} } }` }, sink('paymentRequested'));
+  client.subscribe({ query: `subscription { paymentRequestUpdated { ${UPDATE_FIELDS} } }` }, sink('paymentRequestUpdated'));
 }
 
 async function start() {
