@@ -107,6 +107,20 @@ describe('approval with a PIN', () => {
     expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');
   });
 
+  test('a PIN of the wrong type (a number): refused, and the answer never quotes it', async () => {
+    const { dev, user, id } = await pending();
+    const asVariable = await approveWith(user.token, id, { pin: 736251 });
+    expect(codeOf(asVariable)).toBe('BAD_USER_INPUT');
+    expect(asVariable.body.errors[0].message).toBe('String cannot represent a non string value.');
+    const inline = await gql(app.baseUrl, `mutation { approvePaymentRequest(id: "${id}", verification: { pin: 736251 }) { id } }`, {}, user.token);
+    expect(inline.body.errors[0].message).toBe('String cannot represent a non string value.');
+    const whole = await gql(app.baseUrl, 'mutation($id: ID!, $v: ApprovalVerificationInput!) { approvePaymentRequest(id: $id, verification: $v) { id } }', { id, v: 736251 }, user.token);
+    expect(whole.body.errors[0].message).toBe('Expected type "ApprovalVerificationInput" to be an object.');
+    for (const r of [asVariable, inline, whole]) expect(JSON.stringify(r.body)).not.toContain('736251');
+    expect(await failures(user.walletId)).toBe(0);
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');
+  });
+
   test('a verification argument is required', async () => {
     const { user, id } = await pending();
     const res = await gql(app.baseUrl, 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id } }', { id }, user.token);
