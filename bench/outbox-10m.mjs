@@ -34,7 +34,7 @@ const silent = pino({ level: 'silent' });
 const admin = new pg.Client({ connectionString: `${PG}/postgres` });
 await admin.connect();
 await admin.query(`create database ${DB}`);
-const config = loadConfig({ ...E, DATABASE_URL: URL_, APP_ENV: 'development', LOG_LEVEL: 'silent', PAYMENT_REQUEST_TTL_SECONDS: '86400',
+const config = loadConfig({ ...E, DATABASE_URL: URL_, APP_ENV: 'development', LOG_LEVEL: 'silent', PAYMENT_REQUEST_TTL_SECONDS: '86400', MAX_PENDING_PER_PAYER: '0',
   KEY_SIGNING_SECRET: 'outbox-key-signing-secret-00000000000000', USER_TOKEN_SECRET: 'outbox-user-token-secret-000000000000000', ADMIN_TOKEN: 'outbox-admin-token-0000000000' });
 const db = await openDatabase({ url: URL_, poolMax: 4, logger: silent });
 const services = createServices(config, db, silent);

@@ -101,6 +101,7 @@ const gateway = start([...gatewayArgs, 'dist/src/main.js'], {
   DB_POOL_MAX: String(POOL),
   RATE_LIMIT_PER_SECOND: '1000000',
   LOOKUP_LIMIT_PER_MINUTE: '100000000',
+  MAX_PENDING_PER_PAYER: '0', // one developer piles PENDING requests on one wallet (#24)
   WS_MAX_CONNECTIONS_PER_USER: '5',
 });
 const minimalPort = await freePort();

@@ -1,3 +1,4 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 
@@ -17,6 +18,38 @@ const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000, 43200, 
 /** A secret: at least 16 characters, or exactly its development default (refused later in production). */
 const secret = (name: keyof typeof DEV_DEFAULTS) =>
   z.string().refine((v) => v === DEV_DEFAULTS[name] || v.length >= 16, 'must be at least 16 characters');
+
+/** PEM blocks of `label` in a value (an environment file may carry the newlines as `\\n`). */
+export function pemBlocks(value: string, label: string): string[] {
+  const text = value.replace(/\\n/g, '\n');
+  return [...text.matchAll(new RegExp(`-----BEGIN ${label}-----[\\s\\S]+?-----END ${label}-----`, 'g'))].map((m) => `${m[0]}\n`);
+}
+
+/**
+ * Ed25519 keys as PEM: a private key (exactly one PKCS#8 block) or public keys (one or more SPKI
+ * blocks). The messages never repeat the value.
+ */
+const pem = (label: 'PRIVATE KEY' | 'PUBLIC KEY') =>
+  z
+    .string()
+    .transform((v, ctx): string => {
+      const blocks = pemBlocks(v, label);
+      const wanted = label === 'PRIVATE KEY' ? 'an Ed25519 private key as PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)' : 'Ed25519 public keys as PEM (-----BEGIN PUBLIC KEY-----)';
+      if (blocks.length === 0 || (label === 'PRIVATE KEY' && blocks.length > 1)) {
+        ctx.addIssue({ code: 'custom', message: `must be ${wanted}` });
+        return z.NEVER;
+      }
+      for (const block of blocks) {
+        try {
+          const key = label === 'PRIVATE KEY' ? createPrivateKey(block) : createPublicKey(block);
+          if (key.asymmetricKeyType !== 'ed25519') throw new Error('not Ed25519');
+        } catch {
+          ctx.addIssue({ code: 'custom', message: `must be ${wanted}` });
+          return z.NEVER;
+        }
+      }
+      return blocks.join('');
+    });
 
 /**
  * Every setting, declared once: its environment variable, how it is validated and its default.
@@ -88,6 +121,12 @@ const settings = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Unset: pretty in development on a terminal, else JSON; production is always JSON. */
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
+  /** Ed25519 private key, PKCS#8 PEM (a literal "\\n" reads as a newline): signs consent receipts. Required in production. */
+  CONSENT_SIGNING_KEY: pem('PRIVATE KEY').optional(),
+  /** Earlier signing keys' public halves (SPKI PEM, one or more blocks): still published so older receipts verify. */
+  CONSENT_PREVIOUS_PUBLIC_KEYS: pem('PUBLIC KEY').optional(),
+  /** PENDING requests one developer may have open with one wallet; 0: no limit. */
+  MAX_PENDING_PER_PAYER: z.coerce.number().int().min(0).max(10_000).default(3),
   /** 0: never. */
   LEDGER_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
   /** Passkeys' relying party: the domain passkeys are bound to. Development default: localhost; production must set it. */
@@ -181,6 +220,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const adminToken = secretOf('ADMIN_TOKEN');
   if (c.APP_ENV === 'production' && c.LOG_FORMAT === 'pretty') {
     secretProblems.push('LOG_FORMAT: production logs are JSON (pretty is for development)');
+  }
+  if (c.APP_ENV === 'production' && !c.CONSENT_SIGNING_KEY) {
+    secretProblems.push('CONSENT_SIGNING_KEY is required in production (an Ed25519 private key as PKCS#8 PEM: it signs consent receipts)');
   }
   if (c.APP_ENV === 'production' && c.PIN_HASH_COST < 15) {
     secretProblems.push('PIN_HASH_COST: production hashes PINs at 15 or more (a cheaper hash is for test suites)');

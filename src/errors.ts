@@ -7,6 +7,7 @@ export const ERROR_STATUS = {
   UNAUTHENTICATED: 401,
   INSUFFICIENT_FUNDS: 402,
   FORBIDDEN: 403,
+  MERCHANT_BLOCKED: 403,
   /** A wrong transaction PIN or a passkey assertion that does not verify (src/consent). */
   VERIFICATION_FAILED: 403,
   NOT_FOUND: 404,
@@ -20,6 +21,7 @@ export const ERROR_STATUS = {
   /** Approvals of the wallet locked after PIN_MAX_ATTEMPTS failed verifications in a row (Retry-After). */
   VERIFICATION_LOCKED: 423,
   RATE_LIMITED: 429,
+  TOO_MANY_PENDING_REQUESTS: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
 } as const;
@@ -42,6 +44,25 @@ export class AppError extends GraphQLError {
     this.code = code;
     this.statusCode = statusCode;
     this.headers = headers;
+  }
+}
+
+/** A developer's request to a wallet whose holder blocked it (the only thing it learns about blocks: its own). */
+export class MerchantBlockedError extends AppError {
+  constructor() {
+    super('MERCHANT_BLOCKED', 'The wallet holder does not accept payment requests from this merchant');
+  }
+}
+
+/**
+ * MAX_PENDING_PER_PAYER requests of this developer's are PENDING with this wallet: 429 with
+ * `Retry-After`, the seconds until the oldest of them expires (rounded up), as a rate limit's
+ * 429 carries its own (every door sends an AppError's headers; GraphQL has `retryAfter` too).
+ */
+export class TooManyPendingError extends AppError {
+  constructor(readonly retryAfterSeconds: number) {
+    super('TOO_MANY_PENDING_REQUESTS', 'Too many pending payment requests for this wallet', { 'Retry-After': String(retryAfterSeconds) });
+    this.extensions.retryAfter = retryAfterSeconds;
   }
 }
 

@@ -16,6 +16,7 @@ import { requestScope } from './http/request-scope.js';
 import { securityHeaders } from './http/security-headers.js';
 import { tagWorker } from './http/worker-tag.js';
 import { createProbesRouter } from './http/probes.js';
+import { createJwksRouter } from './http/jwks.js';
 import { answerMalformedRequests, unknownMethods } from './http/protocol.js';
 import type { GatewayState } from './http/state.js';
 import { createApollo, contextError } from './graphql/apollo.js';
@@ -95,7 +96,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   app.use(unknownMethods);
   // The sandbox pages (development) come before /graphql: a browser's GET /graphql is GraphiQL.
   const sandboxRouters = sandbox ? [sandbox.pages.router] : [];
-  for (const router of [rest, createProbesRouter(services), ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
+  for (const router of [rest, createProbesRouter(services), createJwksRouter(services.consentReceipts), ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }

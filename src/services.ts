@@ -24,6 +24,8 @@ import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
 import { PasskeyService } from './consent/passkey.service.js';
 import { ConsentService } from './consent/consent.service.js';
+import { ConsentSigner } from './consent/consent-keys.js';
+import { PayerControls } from './consent/payer-controls.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -56,6 +58,10 @@ export interface Services {
   readonly metrics: Metrics;
   /** Wallet users' passkeys (WebAuthn) and approval challenges. */
   readonly passkeys: PasskeyService;
+  /** Signs consent receipts and publishes their keys (GET /.well-known/jwks.json). */
+  readonly consentReceipts: ConsentSigner;
+  /** The payer's blocks and reports. */
+  readonly payerControls: PayerControls;
 }
 
 /** Builds the services; nothing is started here (see `eventHub.start()`). */
@@ -98,16 +104,19 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   // A passkey approval is checked by the WebAuthn verifier (src/consent/passkey.service.ts).
   const passkeys = new PasskeyService(config);
   const consent = new ConsentService(config, passkeys, (method, outcome) => metrics.approvalVerifications.inc({ method, outcome }));
+  const consentReceipts = ConsentSigner.fromConfig(config);
+  const payments = new PaymentRequestService(
+    config,
+    transactions,
+    (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
+    (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+    consent,
+    consentReceipts,
+  );
   return {
     config,
     forkEm,
-    payments: new PaymentRequestService(
-      config,
-      transactions,
-      (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
-      (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
-      consent,
-    ),
+    payments,
     accounts: new AccountService(config),
     consent,
     transactions,
@@ -123,5 +132,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     rateLimits,
     metrics,
     passkeys,
+    consentReceipts,
+    payerControls: new PayerControls(payments),
   };
 }

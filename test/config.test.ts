@@ -11,6 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, DEV_DEFAULTS, SETTING_NAMES, loadConfig, type Config } from '../src/config.js';
 import { migratedDataDir } from './helpers/db.js';
+import { OTHER_TEST_CONSENT_KEY, TEST_CONSENT_KEY, publicPemOf } from './helpers/consent-keys.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -18,6 +19,7 @@ const REAL = {
   KEY_SIGNING_SECRET: 'real-key-signing-secret-0123456789',
   USER_TOKEN_SECRET: 'real-user-token-secret-0123456789',
   ADMIN_TOKEN: 'real-admin-token-0123456789',
+  CONSENT_SIGNING_KEY: TEST_CONSENT_KEY,
 };
 /** What production also requires: the passkeys' relying party. */
 const RELYING_PARTY = { WEBAUTHN_RP_ID: 'wallet.example', WEBAUTHN_ORIGIN: 'https://pay.wallet.example' };
@@ -108,6 +110,27 @@ describe('development', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://localhost/x' }).databaseUrl).toBe('postgres://localhost/x');
   });
 
+  test('consent: MAX_PENDING_PER_PAYER defaults to 3; CONSENT_SIGNING_KEY is optional, read as PEM (also with literal \\n), and checked', () => {
+    expect(loadConfig({}).maxPendingPerPayer).toBe(3);
+    expect(loadConfig({ MAX_PENDING_PER_PAYER: '0' }).maxPendingPerPayer).toBe(0);
+    expect(problemOf({ MAX_PENDING_PER_PAYER: '-1' })).toMatch(/MAX_PENDING_PER_PAYER/);
+    expect(loadConfig({}).consentSigningKey).toBeUndefined();
+    expect(loadConfig({ CONSENT_SIGNING_KEY: TEST_CONSENT_KEY }).consentSigningKey).toBe(TEST_CONSENT_KEY);
+    expect(loadConfig({ CONSENT_SIGNING_KEY: TEST_CONSENT_KEY.trim().replace(/\n/g, '\\n') }).consentSigningKey).toBe(TEST_CONSENT_KEY);
+    const previous = publicPemOf(OTHER_TEST_CONSENT_KEY) + publicPemOf(TEST_CONSENT_KEY);
+    expect(loadConfig({ CONSENT_PREVIOUS_PUBLIC_KEYS: previous }).consentPreviousPublicKeys).toBe(previous);
+    // Not PEM, a public key where the private one belongs, a private key where public ones belong: named, never repeated.
+    for (const [name, value] of [
+      ['CONSENT_SIGNING_KEY', 'not-a-key-at-all-0123456789'],
+      ['CONSENT_SIGNING_KEY', publicPemOf(TEST_CONSENT_KEY)],
+      ['CONSENT_PREVIOUS_PUBLIC_KEYS', TEST_CONSENT_KEY],
+    ] as const) {
+      const msg = problemOf({ [name]: value });
+      expect(msg).toContain(`${name}: must be`);
+      expect(msg).not.toContain(value.trim().split('\n')[1] ?? value);
+    }
+  });
+
   test('a short secret is refused even in development', () => {
     const msg = problemOf({ USER_TOKEN_SECRET: 'short' });
     expect(msg).toMatch(/USER_TOKEN_SECRET/);
@@ -137,6 +160,15 @@ describe('production', () => {
     const msg = problemOf({ APP_ENV: 'production', ...REAL, ...RELYING_PARTY, [name]: DEV_DEFAULTS[name] });
     expect(msg).toContain(`${name} is the development default`);
     expect(msg).not.toContain(DEV_DEFAULTS[name]); // the message names the variable, never a secret
+  });
+
+  test('refuses to start without CONSENT_SIGNING_KEY, saying what it is', () => {
+    for (const missing of [undefined, '']) {
+      const msg = problemOf({ APP_ENV: 'production', ...REAL, CONSENT_SIGNING_KEY: missing });
+      expect(msg).toContain('CONSENT_SIGNING_KEY is required in production');
+      expect(msg).toContain('Ed25519 private key as PKCS#8 PEM');
+      for (const other of SECRETS) expect(msg).not.toContain(other);
+    }
   });
 
   test('names every missing secret at once', () => {
@@ -249,7 +281,7 @@ describe('the process (node dist/src/main.js)', () => {
     const r = await run({ ...baseEnv(), APP_ENV: 'production' });
     expect(r.code).not.toBe(0);
     expect(r.code).not.toBeNull(); // exited by itself, not killed by the timeout
-    for (const name of SECRETS) expect(r.stderr).toContain(`${name} is required in production`);
+    for (const name of [...SECRETS, 'CONSENT_SIGNING_KEY']) expect(r.stderr).toContain(`${name} is required in production`);
     expect(r.stdout).toBe('');
   });
 

@@ -75,6 +75,8 @@ export class PaymentRequestFilter {
   @Field(() => Float, { nullable: true }) amountMin?: number;
   @Field(() => Float, { nullable: true }) amountMax?: number;
   @Field(() => String, { nullable: true, description: "The merchant's own reference, exactly." }) reference?: string;
+  @Field(() => Boolean, { nullable: true, description: 'true: only requests their payers reported as unwanted; false: only the others.' })
+  reported?: boolean;
 }
 
 @InputType('TransactionFilter')

@@ -57,6 +57,19 @@ export class PaymentRequestGraph {
   }
 
   @Authorized(Role.ADMIN)
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => Boolean, { description: 'Internal tools: its payer reported it as unwanted (never shown to any developer).' })
+  async reported(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<boolean> {
+    return (await loadersOf(ctx).reportOfPaymentRequest.load(pr.id)) !== null;
+  }
+
+  @Authorized(Role.ADMIN)
+  @FieldResolver(() => String, { nullable: true, description: "Internal tools: the payer's reason, when it reported the request with one." })
+  async reportReason(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<string | null> {
+    return (await loadersOf(ctx).reportOfPaymentRequest.load(pr.id))?.reason ?? null;
+  }
+
+  @Authorized(Role.ADMIN)
   @FieldResolver(() => [EventView], { description: 'Internal tools: its merchant events, in sequence (as delivered).' })
   async events(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<EventView[]> {
     return (await loadersOf(ctx).eventsOfPaymentRequest.load(pr.id)).map(EventView.from);
@@ -131,6 +144,11 @@ export class DeveloperGraph {
     return (await loadersOf(ctx).balancesOfDeveloper.load(developer.id)).map((b) =>
       Object.assign(new DeveloperBalanceView(), { currency: b.currency, balance: toAmountNumber(b.balance) }),
     );
+  }
+
+  @FieldResolver(() => Int, { description: 'How many of its payment requests their payers reported as unwanted (act on many).' })
+  async reportedCount(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<number> {
+    return loadersOf(ctx).reportedCountOfDeveloper.load(developer.id);
   }
 
   @FieldResolver(() => PaymentRequestConnection, { description: 'Its payment requests, newest first.' })

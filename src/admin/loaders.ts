@@ -52,6 +52,24 @@ export function createLoaders(em: EntityManager) {
     }),
     paymentRequestsOfWallet: childPageLoader(em, PaymentRequest, 'payment_requests', 'wallet_id'),
     paymentRequestsOfDeveloper: childPageLoader(em, PaymentRequest, 'payment_requests', 'developer_id'),
+    /** The payer's report of each request (null: not reported); unmapped columns, read for operators only. */
+    reportOfPaymentRequest: new DataLoader<string, { reportedAt: Date; reason: string | null } | null>(async (ids) => {
+      const rows = await em.execute<Array<{ id: string; reported_at: Date; report_reason: string | null }>>(
+        `select id, reported_at, report_reason from payment_requests where id in (?) and reported_at is not null`,
+        [[...ids]],
+      );
+      const found = new Map(rows.map((r) => [r.id, { reportedAt: new Date(r.reported_at), reason: r.report_reason }]));
+      return ids.map((id) => found.get(id) ?? null);
+    }),
+    /** How many of each developer's requests their payers reported as unwanted. */
+    reportedCountOfDeveloper: new DataLoader<string, number>(async (ids) => {
+      const rows = await em.execute<Array<{ developer_id: string; n: number }>>(
+        `select developer_id, count(*)::int as n from payment_requests where developer_id in (?) and reported_at is not null group by developer_id`,
+        [[...ids]],
+      );
+      const found = new Map(rows.map((r) => [r.developer_id, r.n]));
+      return ids.map((id) => found.get(id) ?? 0);
+    }),
     ledgerEntriesOfWallet: childPageLoader(em, LedgerEntry, 'ledger_entries', 'wallet_id'),
     refundsOfTransaction: groupedBy(Refund, 'transactionId', { createdAt: 'asc' }),
     ledgerEntriesOfTransaction: groupedBy(LedgerEntry, 'transactionId', { id: 'asc' }),

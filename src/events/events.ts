@@ -123,5 +123,6 @@ export function subscriberViewOf(payload: EventPayload): PaymentRequestView {
     transactionId: (b.transactionId as string | null) ?? null,
     reference: (b.reference as string | null) ?? null,
     metadata: (b.metadata as Record<string, string> | null) ?? null,
+    consentReceipt: (b.consentReceipt as string | null | undefined) ?? null,
   });
 }

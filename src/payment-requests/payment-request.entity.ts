@@ -75,4 +75,11 @@ export class PaymentRequest {
   /** The developer's Idempotency-Key, if it sent one; unique per developer. */
   @Property({ type: 'text', nullable: true })
   idempotencyKey: string | null = null;
+
+  /** The signed consent receipt (compact JWS, src/consent), set in the approval's transaction; null until APPROVED. */
+  @Property({ type: 'text', nullable: true })
+  consentReceipt: string | null = null;
+
+  // reported_at and report_reason (the payer's report, src/consent) are deliberately not mapped:
+  // no read of a request carries them; only the operators' graph reads them (src/admin/loaders.ts).
 }

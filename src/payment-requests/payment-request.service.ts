@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../config.js';
-import { AppError, badInput, notFound } from '../errors.js';
+import { AppError, MerchantBlockedError, TooManyPendingError, badInput, notFound } from '../errors.js';
 import { parseAmount } from '../money.js';
 import type { EventType } from '../events/events.js';
 import { firstEvent, firstEventSql, recordWritten, writeEvent, writeEvents } from '../events/outbox.js';
@@ -17,6 +17,7 @@ import { parseIsoTime } from '../iso-time.js';
 import { detachedEntity, preparedRead, runInTransaction, type Detached } from '../db/prepared.js';
 import type { ConsentService } from '../consent/consent.service.js';
 import type { ApprovalSubject, ApprovalVerificationFields, VerificationMethod } from '../consent/verification.js';
+import type { ConsentSigner } from '../consent/consent-keys.js';
 
 /** Input of request-payment, as the GraphQL input type delivers it. */
 export interface RequestPaymentFields {
@@ -42,7 +43,7 @@ function requireText(value: unknown, field: string, max: number): string {
 /** The columns a developer's read maps into a (detached) PaymentRequest, with `overdue` by the database's clock. */
 const READ_COLUMNS = `pr.id, pr.developer_id, pr.wallet_id, pr.amount, pr.currency, pr.description, pr.merchant_name, pr.status,
        pr.created_at, pr.expires_at, pr.updated_at, pr.transaction_id, pr.reference, pr.metadata, pr.idempotency_key,
-       ${overdueSql('pr')} as overdue`;
+       pr.consent_receipt, ${overdueSql('pr')} as overdue`;
 
 /** The developer's status read (prepared once per connection; explicit columns, see preparedRead). */
 export const STATUS_READ = `select ${READ_COLUMNS}
@@ -73,18 +74,38 @@ export interface PaymentRequestSearchPage {
 
 const STATUSES = Object.values(PaymentRequestStatus) as string[];
 
-/** The create's first statement: the transaction's timestamp and the wallet (no row: no such wallet). */
-const CREATE_START_SQL = `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId"
-  from (select) one left join wallets w on w.id = $1`;
+/**
+ * The create's first statement: the transaction's timestamp, the wallet (no row: no such wallet),
+ * whether its holder blocked this developer ($3), and, when MAX_PENDING_PER_PAYER ($4) is on, the
+ * (developer, wallet) pair's transaction-scoped advisory lock: creates of one developer to one
+ * wallet take turns from here to their commit, so the second statement's count (a fresh snapshot,
+ * taken after the lock) sees every earlier one.
+ */
+const CREATE_START_SQL = `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId",
+       exists (select 1 from merchant_blocks b where b.wallet_id = w.id and b.developer_id = $3::uuid) as blocked
+  from (select) one left join wallets w on w.id = $1
+  left join lateral (select pg_advisory_xact_lock(hashtextextended($3::text || '/' || $1::text, 24)) where $4::int > 0 and w.id is not null) lock on true`;
 
-/** The create's second: the request, its first event and the event's webhook deliveries; the values are computed by the create. */
-const CREATE_SQL = `with pr as (
+/**
+ * The create's second: the request, its first event and the event's webhook deliveries; the values
+ * are computed by the create. Only while fewer than MAX_PENDING_PER_PAYER ($15; 0: no limit) of
+ * this developer's requests are PENDING with this wallet (`created` 0 otherwise, with the seconds
+ * until the oldest of them expires).
+ */
+const CREATE_SQL = `with pending as (
+       select p.expires_at from payment_requests p
+        where $15::int > 0 and p.wallet_id = $3::text and p.developer_id = $2::uuid and p.status = 'PENDING' and p.expires_at > now()
+        order by p.expires_at limit $15::int),
+     pr as (
        insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
                                      status, created_at, expires_at, updated_at, idempotency_key, reference, metadata)
-       values ($1, $2, $3, $4::numeric, $5, $6, $7, 'PENDING', now(), now() + make_interval(secs => $8), now(), $9, $10, $11::jsonb)
+       select $1::uuid, $2::uuid, $3::text, $4::numeric, $5::text, $6::text, $7::text, 'PENDING', now(), now() + make_interval(secs => $8::int),
+              now(), $9::text, $10::text, $11::jsonb
+        where $15::int = 0 or (select count(*) from pending) < $15::int
        returning id, developer_id),
      ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}
-select (select count(*) from queued)::int as deliveries`;
+select (select count(*) from queued)::int as deliveries, (select count(*) from pr)::int as created,
+       greatest(1, ceil(extract(epoch from ((select min(expires_at) from pending) - now()))))::int as "retryAfter"`;
 
 /** How an approval was verified, as the approval's transaction sees it (the consent receipt signs it). */
 export interface ApprovalContext {
@@ -139,6 +160,8 @@ export class PaymentRequestService {
     private readonly decided: (decision: PaymentDecision, seconds: number) => void = () => undefined,
     /** Verifies every approval (PIN or passkey) before any money moves. */
     private readonly consent?: ConsentService,
+    /** Signs each approval's consent receipt. */
+    private readonly receipts?: ConsentSigner,
   ) {}
 
   /**
@@ -175,10 +198,12 @@ export class PaymentRequestService {
     const ttl = this.sandboxLifetimes.get(walletId) ?? this.config.paymentRequestTtlSeconds;
     const created = await runInTransaction(em, async (q, trx) => {
       // 1st statement: the transaction's now() (the request's timestamp) and the wallet.
-      type Start = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null };
-      const [start] = await q<Start>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl]);
+      type Start = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null; blocked: boolean };
+      const cap = this.config.maxPendingPerPayer;
+      const [start] = await q<Start>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl, developerId, cap]);
       if (!start || start.status === null) throw notFound('Wallet not found');
       if (start.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
+      if (start.blocked) throw new MerchantBlockedError();
       // Only read from here on (event, response): a detached entity with the row as the 2nd
       // statement writes it (now() is the same throughout the transaction), mapped as the
       // status read maps it.
@@ -198,6 +223,7 @@ export class PaymentRequestService {
         idempotency_key: idempotencyKey,
         reference,
         metadata,
+        consent_receipt: null,
         overdue: false,
       });
       const event = firstEvent(pr, start.userId!, pr.createdAt);
@@ -216,9 +242,10 @@ export class PaymentRequestService {
         event.id,
         JSON.stringify(event.payload),
         event.payload.createdAt,
+        cap,
       ];
-      // 2nd statement: the request, its event and webhook deliveries.
-      let rows: Array<{ deliveries: number }>;
+      // 2nd statement: the request, its event and webhook deliveries (unless the pair is at its cap).
+      let rows: Array<{ deliveries: number; created: number; retryAfter: number | null }>;
       try {
         rows = await q('payment_request_create', CREATE_SQL, values);
       } catch (err) {
@@ -227,6 +254,7 @@ export class PaymentRequestService {
         }
         throw err;
       }
+      if (rows[0]?.created !== 1) throw new TooManyPendingError(rows[0]?.retryAfter ?? 1);
       recordWritten(trx, [event], (rows[0]?.deliveries ?? 0) > 0);
       return pr;
     });
@@ -257,6 +285,8 @@ export class PaymentRequestService {
       developerId?: string | undefined;
       walletId?: string | undefined;
       reference?: string | undefined;
+      /** Reported by its payer (operators only). */
+      reported?: boolean | null | undefined;
     },
     walletIds: string[] | undefined,
     first?: number,
@@ -269,6 +299,7 @@ export class PaymentRequestService {
         filter.walletId ? { walletId: filter.walletId } : {},
         walletIds ? { walletId: { $in: walletIds } } : {},
         filter.reference !== undefined ? { reference: filter.reference } : {},
+        filter.reported === undefined || filter.reported === null ? {} : { [raw((alias) => `(${alias}.reported_at is not null)`)]: filter.reported },
         rangeConditions(filter),
       ],
     } as FilterQuery<PaymentRequest>;
@@ -378,8 +409,9 @@ export class PaymentRequestService {
    * lockable (VERIFICATION_FAILED / VERIFICATION_LOCKED, src/consent/consent.service.ts) and
    * committed before anything else. Only then, in one database transaction, the request becomes
    * APPROVED, the wallet is debited (only if ACTIVE and the balance covers it), the developer is
-   * credited, the ledger records both sides and a COMPLETED transaction is created. Any error
-   * rolls that transaction back; INSUFFICIENT_FUNDS leaves the request PENDING.
+   * credited, the ledger records both sides, a COMPLETED transaction is created and the consent
+   * receipt (signed over what was approved and how it was verified) is kept with the request. Any
+   * error rolls that transaction back; INSUFFICIENT_FUNDS leaves the request PENDING.
    */
   async approve(em: EntityManager, userId: string, id: string, verification: ApprovalVerificationFields): Promise<PaymentRequest> {
     if (!this.consent) throw new Error('PaymentRequestService: approvals need the consent service');
@@ -482,6 +514,12 @@ export class PaymentRequestService {
       );
       const row = rows[0];
       if (!row) throw await this.whyNotPending(tem, ownerCondition, ownerId, id);
+      if (transactionId) {
+        // The consent receipt, kept with the request (every later read answers the same one); a
+        // failure to debit below rolls it back with everything else.
+        row.consent_receipt = await this.consentReceipt(row, transactionId, approval!.method);
+        await tem.execute('update payment_requests set consent_receipt = ? where id = ?', [row.consent_receipt, row.id]);
+      }
       const pr = tem.map(PaymentRequest, row);
       if (transactionId) {
         const movement = { transactionId, walletId: pr.walletId, developerId: pr.developerId, amount: pr.amount, currency: pr.currency };
@@ -492,6 +530,24 @@ export class PaymentRequestService {
       const transaction = transactionId ? await tem.findOneOrFail(Transaction, { id: transactionId }) : undefined;
       await writeEvent(tem, { type: EVENT_OF_STATUS[to], paymentRequest: pr, transaction, userId: row.user_id });
       return pr;
+    });
+  }
+
+  /**
+   * The signed receipt of an approval (src/consent): the request as the payer saw it, its
+   * transaction, how the payer confirmed it, and the approval's time by the database's clock. The
+   * amount is the numeric column's own text ("12.50"), never a float.
+   */
+  private consentReceipt(row: Record<string, unknown>, transactionId: string, verification: VerificationMethod): Promise<string> {
+    if (!this.receipts) throw new Error('PaymentRequestService: approvals need the consent receipt signer');
+    return this.receipts.sign({
+      paymentRequestId: row.id as string,
+      transactionId,
+      amount: String(row.amount),
+      currency: row.currency as string,
+      merchantName: row.merchant_name as string,
+      verification,
+      iat: Math.floor(new Date(row.updated_at as Date | string).getTime() / 1000),
     });
   }
 

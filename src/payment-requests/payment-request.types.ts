@@ -42,6 +42,13 @@ export class PaymentRequestView {
   @Field(() => GraphQLJSONObject, { nullable: true, description: "The merchant's metadata (string keys and values), as sent." })
   metadata!: Record<string, string> | null;
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      'Once APPROVED: the consent receipt, a compact JWS (EdDSA, typ consent+jwt) over what the payer approved and how, verifiable with the keys at GET /.well-known/jwks.json. Null before.',
+  })
+  consentReceipt!: string | null;
+
   static from(pr: PaymentRequest): PaymentRequestView {
     return Object.assign(new PaymentRequestView(), {
       id: pr.id,
@@ -56,6 +63,7 @@ export class PaymentRequestView {
       transactionId: pr.transactionId,
       reference: pr.reference,
       metadata: pr.metadata,
+      consentReceipt: pr.consentReceipt ?? null,
     });
   }
 }
@@ -77,6 +85,7 @@ export const PAYMENT_REQUEST_STATUS_FIELDS = [
   'transactionId',
   'reference',
   'metadata',
+  'consentReceipt',
 ] as const satisfies ReadonlyArray<keyof PaymentRequestView>;
 
 @ObjectType('PaymentRequestPage', { description: 'Payment requests, newest first.' })

@@ -1,4 +1,4 @@
-import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, Formula, PrimaryKey, Property } from '@mikro-orm/core';
 import { registerEnumType } from 'type-graphql';
 
 export enum TransactionStatus {
@@ -69,6 +69,10 @@ export class Transaction {
 
   @Property({ type: 'datetime', columnType: 'timestamptz' })
   updatedAt!: Date;
+
+  /** Its payment request's consent receipt (kept there, read with the row: no query of its own). */
+  @Formula((table) => `(select cr.consent_receipt from payment_requests cr where cr.id = ${table.alias}.payment_request_id)`)
+  consentReceipt?: string | null;
 }
 
 /** One refund of (part of) a transaction, by an operator. */

@@ -38,6 +38,13 @@ export class TransactionView {
   @Field(() => String, { description: 'WPAY + 12 digits + "-" + 6 of A-Z0-9, e.g. WPAY000000001234-X7K2QD.' })
   paymentReference!: string;
 
+  @Field(() => String, {
+    nullable: true,
+    description:
+      "The approval's consent receipt (as on its payment request): a compact JWS (EdDSA, typ consent+jwt), verifiable with the keys at GET /.well-known/jwks.json.",
+  })
+  consentReceipt!: string | null;
+
   static from(tx: Transaction): TransactionView {
     return Object.assign(new TransactionView(), {
       id: tx.id,
@@ -51,6 +58,7 @@ export class TransactionView {
       paymentProvider: tx.paymentProvider,
       paymentReference: tx.paymentReference,
       refundedAmount: toAmountNumber(tx.refundedAmount),
+      consentReceipt: tx.consentReceipt ?? null,
     });
   }
 }
@@ -67,4 +75,5 @@ export const TRANSACTION_FIELDS = [
   'updatedAt',
   'paymentProvider',
   'paymentReference',
+  'consentReceipt',
 ] as const satisfies ReadonlyArray<keyof TransactionView>;

@@ -7,6 +7,7 @@ import { issueSecretKey } from '../../src/auth/secret-keys.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { validateResponse } from './openapi.js';
+import { TEST_CONSENT_KEY } from './consent-keys.js';
 
 /** A gateway on a free loopback port over its own fresh database, with captured JSON logs. */
 export interface TestApp {
@@ -39,6 +40,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     KEY_SIGNING_SECRET: 'test-key-signing-secret-0123456789',
     USER_TOKEN_SECRET: 'test-user-token-secret-0123456789',
     ADMIN_TOKEN: 'test-admin-token-0123456789',
+    CONSENT_SIGNING_KEY: TEST_CONSENT_KEY,
+    // Suites make many requests of one developer to one wallet; test/consent sets the cap it tests.
+    MAX_PENDING_PER_PAYER: '1000',
     LOG_LEVEL: 'info',
     // The scripted test wallets (src/sandbox) only where a test asks for them: they add users,
     // wallets and hub subscriptions that other suites count.

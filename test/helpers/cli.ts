@@ -29,6 +29,7 @@ export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
     KEY_SIGNING_SECRET: c.keySigningSecret,
     USER_TOKEN_SECRET: c.userTokenSecret,
     ADMIN_TOKEN: c.adminToken,
+    CONSENT_SIGNING_KEY: c.consentSigningKey,
     ...db,
   };
 }

@@ -32,7 +32,7 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
 export async function spawnGatewayOn(db: Record<string, string>, env: Record<string, string> = {}): Promise<GatewayProcess> {
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: ROOT,
-    env: { ...cliEnv(db), PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '100000', WEB_CONCURRENCY: '1', ...env },
+    env: { ...cliEnv(db), PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '100000', MAX_PENDING_PER_PAYER: '1000', WEB_CONCURRENCY: '1', ...env },
   });
   const lines: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));

@@ -26,6 +26,7 @@ test('200 with the PaymentRequestStatus body, status CANCELLED', async () => {
     transactionId: null,
     reference: null,
     metadata: null,
+    consentReceipt: null,
   });
 });
 

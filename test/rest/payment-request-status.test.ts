@@ -9,7 +9,7 @@ let f: ReturnType<typeof factories>;
 let token: string;
 useTestApp({ env: { ...REST_TEST_ENV }, developer: true }, (x) => ({ app, f, token } = x));
 
-test('200 with exactly the PaymentRequestStatus fields plus merchantName, updatedAt, transactionId, reference and metadata (null)', async () => {
+test('200 with exactly the PaymentRequestStatus fields plus merchantName, updatedAt, transactionId, reference, metadata and consentReceipt (null)', async () => {
   const user = await f.user();
   const id = await createPaymentRequest(app, token, user.walletId, {
     amount: 42.1,
@@ -31,6 +31,7 @@ test('200 with exactly the PaymentRequestStatus fields plus merchantName, update
     transactionId: null,
     reference: null,
     metadata: null,
+    consentReceipt: null,
   });
 });
 

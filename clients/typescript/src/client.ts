@@ -4,6 +4,7 @@ import { WalletGatewayError } from './errors.js';
 import { retryAfterMs, retryingFetch, type RetryInfo } from './retry.js';
 import { waitForOutcome, type PaymentOutcome, type WaitOptions } from './outcome.js';
 import { webhooks } from './webhooks.js';
+import { consentReceiptVerifier, type ConsentReceiptClaims } from './consent.js';
 import type {
   EventDetail,
   EventPage,
@@ -99,11 +100,16 @@ export class WalletGateway {
   /** Webhook signature checks (`webhooks.verify(rawBody, headers, secret)`). */
   readonly webhooks = webhooks;
 
+  /** Verifies consent receipts against this gateway's published keys (fetched once, kept, refetched on an unknown kid). */
+  private readonly consentVerifier: (receipt: string) => Promise<ConsentReceiptClaims>;
+
   constructor(options: WalletGatewayOptions) {
     if (!options?.secretKey) throw new TypeError('WalletGateway: secretKey is required');
     const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+    const baseUrl = (options.baseUrl ?? 'http://127.0.0.1:3000').replace(/\/+$/, '');
+    this.consentVerifier = consentReceiptVerifier(`${baseUrl}/.well-known/jwks.json`, { fetch: baseFetch });
     this.api = createClient<paths>({
-      baseUrl: (options.baseUrl ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
+      baseUrl,
       headers: { authorization: `Bearer ${options.secretKey}`, 'user-agent': 'wallet-gateway-client-typescript/0.1' },
       fetch: retryingFetch({
         fetch: baseFetch,
@@ -239,6 +245,16 @@ export class WalletGateway {
    */
   waitForOutcome(id: string, options: WaitOptions = {}): Promise<PaymentOutcome> {
     return waitForOutcome(this, id, options);
+  }
+
+  /**
+   * Verifies a consent receipt (an approved payment request's or transaction's `consentReceipt`)
+   * with the keys this gateway publishes at `/.well-known/jwks.json` (Ed25519, `typ:
+   * consent+jwt`) and returns its claims; throws a ConsentReceiptError on any failure. Check that
+   * the claims are the payment you expected (id, amount, currency, merchant name).
+   */
+  verifyConsentReceipt(receipt: string): Promise<ConsentReceiptClaims> {
+    return this.consentVerifier(receipt);
   }
 
   private async *allPaymentRequests(filter: Omit<PaymentRequestFilter, 'after'>): AsyncGenerator<PaymentRequest> {

@@ -21,6 +21,12 @@ export interface paths {
          *
          *     The body must contain the four required fields below and may contain your own `reference`
          *     (your order id) and `metadata`; any other field is rejected with a `400` that names it. The wallet must exist (`404`) and be active (`400`).
+         *
+         *     The wallet's holder decides who may ask them: a holder who blocked you answers `403`
+         *     (`The wallet holder does not accept payment requests from this merchant`), and at most
+         *     3 of your requests (the gateway's `MAX_PENDING_PER_PAYER`) may be `PENDING` with one wallet
+         *     at a time: the next one answers `429` (`Too many pending payment requests for this wallet`)
+         *     with `Retry-After`, the seconds until the oldest of them expires.
          */
         post: operations["requestPayment"];
         delete?: never;
@@ -398,6 +404,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Keys that sign consent receipts
+         * @description The Ed25519 public keys (JWK Set) consent receipts are signed with: the current key first,
+         *     then earlier ones still published so receipts they signed keep verifying. Find the key by
+         *     the receipt header's `kid`; on an unknown `kid`, fetch this again (at most every few
+         *     minutes). Every instance of the gateway publishes the same set. Cacheable for 5 minutes.
+         */
+        get: operations["getConsentKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -516,7 +545,8 @@ export interface webhooks {
                      *           "reference": "order-1001",
                      *           "metadata": {
                      *             "customer": "42"
-                     *           }
+                     *           },
+                     *           "consentReceipt": null
                      *         }
                      *       }
                      *     }
@@ -602,7 +632,8 @@ export interface webhooks {
                      *           "reference": "order-1001",
                      *           "metadata": {
                      *             "customer": "42"
-                     *           }
+                     *           },
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -614,7 +645,8 @@ export interface webhooks {
                      *           "createdAt": "2026-11-22T18:00:41.000Z",
                      *           "updatedAt": "2026-11-22T18:00:41.000Z",
                      *           "paymentProvider": "WALLET",
-                     *           "paymentReference": "WPAY000000001234-X7K2QD"
+                     *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
                      *         }
                      *       }
                      *     }
@@ -700,7 +732,8 @@ export interface webhooks {
                      *           "reference": "order-1001",
                      *           "metadata": {
                      *             "customer": "42"
-                     *           }
+                     *           },
+                     *           "consentReceipt": null
                      *         }
                      *       }
                      *     }
@@ -786,7 +819,8 @@ export interface webhooks {
                      *           "reference": "order-1001",
                      *           "metadata": {
                      *             "customer": "42"
-                     *           }
+                     *           },
+                     *           "consentReceipt": null
                      *         }
                      *       }
                      *     }
@@ -872,7 +906,8 @@ export interface webhooks {
                      *           "reference": "order-1001",
                      *           "metadata": {
                      *             "customer": "42"
-                     *           }
+                     *           },
+                     *           "consentReceipt": null
                      *         }
                      *       }
                      *     }
@@ -958,7 +993,8 @@ export interface webhooks {
                      *           "reference": "order-1001",
                      *           "metadata": {
                      *             "customer": "42"
-                     *           }
+                     *           },
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -970,7 +1006,8 @@ export interface webhooks {
                      *           "createdAt": "2026-11-22T18:00:41.000Z",
                      *           "updatedAt": "2026-11-23T09:12:00.000Z",
                      *           "paymentProvider": "WALLET",
-                     *           "paymentReference": "WPAY000000001234-X7K2QD"
+                     *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
                      *         }
                      *       }
                      *     }
@@ -1220,6 +1257,62 @@ export interface components {
             reference: components["schemas"]["Reference"] | null;
             /** @description Your `metadata` from creation, or `null`. */
             metadata: components["schemas"]["Metadata"] | null;
+            /** @description The consent receipt once the status is `APPROVED`; `null` before and for any other status. */
+            consentReceipt: components["schemas"]["ConsentReceipt"] | null;
+        };
+        /**
+         * ConsentReceipt
+         * @description Proof of the payer's consent: a compact JWS (RFC 7515) signed by the gateway at approval,
+         *     protected header `{ "alg": "EdDSA", "kid": "...", "typ": "consent+jwt" }`, claims exactly
+         *     `paymentRequestId`, `transactionId`, `amount` (decimal string with two decimals, e.g.
+         *     `"12.50"`), `currency`, `merchantName`, `verification` (`pin` or `passkey`) and `iat`
+         *     (seconds since the epoch). No user, wallet or developer identifier. Verify it with the key
+         *     of its `kid` from `GET /.well-known/jwks.json` (the typed client's `verifyConsentReceipt`).
+         */
+        ConsentReceipt: string;
+        /**
+         * ConsentReceiptClaims
+         * @description The payload of a consent receipt, exactly these claims.
+         */
+        ConsentReceiptClaims: {
+            /** Format: uuid */
+            paymentRequestId: string;
+            /** Format: uuid */
+            transactionId: string;
+            /**
+             * @description The approved amount exactly, as a decimal string with two decimals.
+             * @example 12.50
+             */
+            amount: string;
+            currency: string;
+            merchantName: string;
+            /**
+             * @description How the payer confirmed the approval.
+             * @enum {string}
+             */
+            verification: "pin" | "passkey";
+            /** @description When the approval happened, seconds since the epoch. */
+            iat: number;
+        };
+        /**
+         * Jwks
+         * @description The public keys consent receipts are signed with (RFC 7517), the current one first.
+         */
+        Jwks: {
+            keys: {
+                /** @constant */
+                kty: "OKP";
+                /** @constant */
+                crv: "Ed25519";
+                /** @description The public key, base64url. */
+                x: string;
+                /** @description The RFC 7638 SHA-256 thumbprint of the key; a receipt's header names it. */
+                kid: string;
+                /** @constant */
+                alg: "EdDSA";
+                /** @constant */
+                use: "sig";
+            }[];
         };
         /**
          * Transaction
@@ -1264,6 +1357,8 @@ export interface components {
              * @example WPAY000000001234-X7K2QD
              */
             paymentReference: string;
+            /** @description The consent receipt of the approval that created this transaction (as on its payment request). */
+            consentReceipt: components["schemas"]["ConsentReceipt"] | null;
         };
         /** PaymentRequestPage */
         PaymentRequestPage: {
@@ -1864,6 +1959,22 @@ export interface operations {
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description The wallet's holder blocked you (your developer account); nothing was created. Only your own block is ever said. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 403,
+                     *       "message": "The wallet holder does not accept payment requests from this merchant"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description No wallet has this `walletId`. */
             404: components["responses"]["NotFound"];
             /** @description A call with the same `Idempotency-Key` is still running; nothing was created. */
@@ -1871,6 +1982,12 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            /**
+             * @description Too many calls with this secret key (`Too many requests`), or `MAX_PENDING_PER_PAYER`
+             *     (default 3) of your requests are already `PENDING` with this wallet (`Too many pending
+             *     payment requests for this wallet`): `Retry-After` is then the seconds until the oldest
+             *     of them expires (rounded up). Nothing was created.
+             */
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2617,6 +2734,30 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    getConsentKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description `public, max-age=300`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Jwks"];
+                };
+            };
             500: components["responses"]["InternalServerError"];
         };
     };

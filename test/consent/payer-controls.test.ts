@@ -1,0 +1,205 @@
+/**
+ * Payers in control (#24, SPEC §15): block a request's merchant (its developer) from asking the
+ * wallet again (403), list and lift blocks, report a request as unwanted (rejected, marked for
+ * operators only), and at most MAX_PENDING_PER_PAYER PENDING requests of one developer with one
+ * wallet (429 with Retry-After until the oldest expires), also under parallel creates. None of it
+ * is ever visible to a developer.
+ */
+import { factories, gql, http, useTestApp, type TestApp } from '../helpers/app.js';
+import { cancel, requestPayment, statusOf } from '../helpers/payments.js';
+import { expectError } from '../helpers/expect.js';
+import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
+
+const CAP = 3;
+const TTL = 300;
+const BLOCKED = 'The wallet holder does not accept payment requests from this merchant';
+const TOO_MANY = 'Too many pending payment requests for this wallet';
+
+let app: TestApp;
+useTestApp({ env: { MAX_PENDING_PER_PAYER: String(CAP), PAYMENT_REQUEST_TTL_SECONDS: String(TTL), RATE_LIMIT_PER_SECOND: '100000' } }, (x) => ({ app } = x));
+
+const create = (secretKey: string, walletId: string, amount = 1) =>
+  http(app.baseUrl, '/api/v1/wallet/request-payment', {
+    token: secretKey,
+    body: { walletId, amount, description: 'Order', merchantName: 'Pushy Shop' },
+  });
+
+const BLOCK = 'mutation($id: ID!) { blockMerchant(paymentRequestId: $id) { id merchantName blockedAt } }';
+const LIST = '{ myBlockedMerchants { id merchantName blockedAt } }';
+const UNBLOCK = 'mutation($id: ID!) { unblockMerchant(id: $id) }';
+const REPORT = 'mutation($id: ID!, $reason: String) { reportPaymentRequest(id: $id, reason: $reason) { id status } }';
+
+/** Everything a developer can read about a request: its status body and its events. */
+async function merchantView(secretKey: string, id: string): Promise<string> {
+  const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: secretKey });
+  const events = await http(app.baseUrl, `/api/v1/events?paymentRequestId=${id}`, { token: secretKey });
+  const graph = await gql(app.baseUrl, 'query($id: ID!) { paymentRequest(id: $id) { id status } }', { id }, secretKey);
+  return JSON.stringify([status.body, events.body, graph.body]);
+}
+
+async function setup() {
+  const f = factories(app);
+  return { f, dev: await f.developer(), user: await f.user({ balance: 100 }) };
+}
+
+describe('blockMerchant', () => {
+  test('rejects the PENDING request, blocks its developer for this wallet (403 with the pinned message), lists, and unblocks', async () => {
+    const { f, dev, user } = await setup();
+    const other = await f.developer();
+    const otherUser = await f.user();
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 5, { merchantName: 'Pushy Shop' });
+
+    const blocked = await gql(app.baseUrl, BLOCK, { id }, user.token);
+    expect(blocked.body.errors).toBeUndefined();
+    expect(blocked.body.data.blockMerchant).toMatchObject({ merchantName: 'Pushy Shop', blockedAt: expect.any(String) });
+    const block = blocked.body.data.blockMerchant;
+    // The merchant sees an ordinary rejection, through the state machine (event included), and nothing about the block.
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('REJECTED');
+    const view = await merchantView(dev.secretKey, id);
+    expect(view).toContain('payment_request.rejected');
+    expect(view.toLowerCase()).not.toMatch(/block|report/);
+
+    const refused = await create(dev.secretKey, user.walletId);
+    expectError(refused, 403, BLOCKED);
+    const graph = await gql(
+      app.baseUrl,
+      'mutation($input: RequestPaymentInput!) { requestPayment(input: $input) { success } }',
+      { input: { walletId: user.walletId, amount: 1, description: 'x', merchantName: 'Pushy Shop' } },
+      dev.secretKey,
+    );
+    expect(graph.body.errors[0]).toMatchObject({ message: BLOCKED, extensions: { code: 'MERCHANT_BLOCKED' } });
+    // Only this developer, only this wallet.
+    expect((await create(other.secretKey, user.walletId)).status).toBe(200);
+    expect((await create(dev.secretKey, otherUser.walletId)).status).toBe(200);
+
+    // Blocking again (from another request of the same developer, already decided) answers the same block.
+    const again = await gql(app.baseUrl, BLOCK, { id }, user.token);
+    expect(again.body.data.blockMerchant).toEqual(block);
+    const list = await gql(app.baseUrl, LIST, {}, user.token);
+    expect(list.body.data.myBlockedMerchants).toEqual([block]);
+    expect((await gql(app.baseUrl, LIST, {}, otherUser.token)).body.data.myBlockedMerchants).toEqual([]);
+
+    // Someone else cannot lift it; the holder can, once.
+    expect((await gql(app.baseUrl, UNBLOCK, { id: block.id }, otherUser.token)).body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect((await gql(app.baseUrl, UNBLOCK, { id: block.id }, user.token)).body.data.unblockMerchant).toBe(true);
+    expect((await gql(app.baseUrl, UNBLOCK, { id: block.id }, user.token)).body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect((await gql(app.baseUrl, LIST, {}, user.token)).body.data.myBlockedMerchants).toEqual([]);
+    expect((await create(dev.secretKey, user.walletId)).status).toBe(200);
+  });
+
+  test("another user's request is NOT_FOUND and blocks nothing; a bad id is BAD_USER_INPUT", async () => {
+    const { f, dev, user } = await setup();
+    const stranger = await f.user();
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    const res = await gql(app.baseUrl, BLOCK, { id }, stranger.token);
+    expect(res.body.errors[0].extensions.code).toBe('NOT_FOUND');
+    expect((await gql(app.baseUrl, BLOCK, { id: 'nope' }, user.token)).body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');
+    expect((await gql(app.baseUrl, LIST, {}, stranger.token)).body.data.myBlockedMerchants).toEqual([]);
+    // A developer's secret key cannot block.
+    expect((await gql(app.baseUrl, BLOCK, { id }, dev.secretKey)).body.errors[0].extensions.code).toMatch(/FORBIDDEN|UNAUTHENTICATED/);
+  });
+
+  test('the block comes before the pending cap: a blocked developer at its cap still learns only that it is blocked', async () => {
+    const { dev, user } = await setup();
+    const ids = [];
+    for (let i = 0; i < CAP; i++) ids.push(await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
+    await gql(app.baseUrl, BLOCK, { id: ids[0] }, user.token);
+    expectError(await create(dev.secretKey, user.walletId), 403, BLOCKED);
+  });
+});
+
+describe('reportPaymentRequest', () => {
+  test('rejects it and marks it for operators only: the merchant sees REJECTED and no report anywhere', async () => {
+    const { dev, user } = await setup();
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+    const res = await gql(app.baseUrl, REPORT, { id, reason: '  I never ordered this  ' }, user.token);
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.reportPaymentRequest).toEqual({ id, status: 'REJECTED' });
+    const view = await merchantView(dev.secretKey, id);
+    expect(view).toContain('REJECTED');
+    expect(view.toLowerCase()).not.toMatch(/report|never ordered/);
+    // The developer cannot ask the graph for it either.
+    const probe = await gql(app.baseUrl, 'query($id: ID!) { paymentRequest(id: $id) { id reported } }', { id }, dev.secretKey);
+    expect(probe.body.data).toBeNull();
+    expect(probe.body.errors[0].extensions.code).toBe('FORBIDDEN');
+
+    // Operators: the filter, the mark, the reason and the count per developer.
+    const admin = app.config.adminToken;
+    const reported = await gql(
+      app.baseUrl,
+      'query($dev: ID) { paymentRequests(filter: { reported: true, developerId: $dev }) { nodes { id reported reportReason developer { id reportedCount } } } }',
+      { dev: dev.developerId },
+      admin,
+    );
+    expect(reported.body.errors).toBeUndefined();
+    expect(reported.body.data.paymentRequests.nodes).toEqual([
+      { id, reported: true, reportReason: 'I never ordered this', developer: { id: dev.developerId, reportedCount: 1 } },
+    ]);
+    const others = await gql(app.baseUrl, 'query($dev: ID) { paymentRequests(filter: { reported: false, developerId: $dev }) { nodes { id } } }', { dev: dev.developerId }, admin);
+    expect(others.body.data.paymentRequests.nodes).toEqual([]);
+  });
+
+  test('a decided request can still be reported (it stays as it was); a reason over 500 characters changes nothing', async () => {
+    const { dev, user } = await setup();
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+    const long = await gql(app.baseUrl, REPORT, { id, reason: 'x'.repeat(501) }, user.token);
+    expect(long.body.errors[0]).toMatchObject({ message: 'reason must be at most 500 characters', extensions: { code: 'BAD_USER_INPUT' } });
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');
+    expect((await cancel(app.baseUrl, dev.secretKey, id)).status).toBe(200);
+    const res = await gql(app.baseUrl, REPORT, { id }, user.token);
+    expect(res.body.data.reportPaymentRequest.status).toBe('CANCELLED');
+    const admin = await gql(app.baseUrl, 'query($dev: ID) { paymentRequests(filter: { reported: true, developerId: $dev }) { nodes { id reportReason } } }', { dev: dev.developerId }, app.config.adminToken);
+    expect(admin.body.data.paymentRequests.nodes).toEqual([{ id, reportReason: null }]);
+  });
+});
+
+describe('MAX_PENDING_PER_PAYER', () => {
+  test(`the ${CAP + 1}th PENDING request of one developer to one wallet answers 429 with Retry-After until the oldest expires`, async () => {
+    const { f, dev, user } = await setup();
+    const ids = [];
+    for (let i = 0; i < CAP; i++) ids.push(await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
+    // The oldest (soonest to expire) ends in 42.9 s by the database's clock.
+    await app.db.orm.em.fork().execute(`update payment_requests set expires_at = now() + interval '42.9 seconds' where id = ?`, [ids[1]]);
+    const refused = await create(dev.secretKey, user.walletId);
+    expectError(refused, 429, TOO_MANY);
+    const retryAfter = Number(refused.headers.get('retry-after'));
+    expect(retryAfter).toBeGreaterThanOrEqual(42);
+    expect(retryAfter).toBeLessThanOrEqual(43);
+    const graph = await gql(
+      app.baseUrl,
+      'mutation($input: RequestPaymentInput!) { requestPayment(input: $input) { success } }',
+      { input: { walletId: user.walletId, amount: 1, description: 'x', merchantName: 'y' } },
+      dev.secretKey,
+    );
+    expect(graph.body.errors[0]).toMatchObject({ message: TOO_MANY, extensions: { code: 'TOO_MANY_PENDING_REQUESTS' } });
+    // Nothing was created by the refusals.
+    const [{ n }] = await app.db.orm.em.fork().execute(`select count(*)::int as n from payment_requests where developer_id = ?`, [dev.developerId]);
+    expect(n).toBe(CAP);
+
+    // Per developer and per wallet.
+    expect((await create((await f.developer()).secretKey, user.walletId)).status).toBe(200);
+    expect((await create(dev.secretKey, (await f.user()).walletId)).status).toBe(200);
+    // A decided request frees its place; so does an overdue one, even before the sweeper marks it EXPIRED.
+    await cancel(app.baseUrl, dev.secretKey, ids[0]!);
+    expect((await create(dev.secretKey, user.walletId)).status).toBe(200);
+    expectError(await create(dev.secretKey, user.walletId), 429, TOO_MANY);
+    await app.db.orm.em.fork().execute(`update payment_requests set created_at = now() - interval '2 seconds', updated_at = now() - interval '2 seconds', expires_at = now() - interval '1 second' where id = ?`, [ids[2]]);
+    expect((await create(dev.secretKey, user.walletId)).status).toBe(200);
+  });
+});
+
+describeOnServer('the cap under parallel creates', ONE_CONNECTION, () => {
+  test(`10 parallel creates of one developer to one wallet against a cap of ${CAP}: exactly ${CAP} succeed`, async () => {
+    for (let round = 0; round < 3; round++) {
+      const { dev, user } = await setup();
+      const answers = await Promise.all(Array.from({ length: 10 }, () => create(dev.secretKey, user.walletId)));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).toEqual([...Array(CAP).fill(200), ...Array(10 - CAP).fill(429)]);
+      const [{ n }] = await app.db.orm.em
+        .fork()
+        .execute(`select count(*)::int as n from payment_requests where developer_id = ? and status = 'PENDING'`, [dev.developerId]);
+      expect(n).toBe(CAP);
+    }
+  });
+});
