@@ -213,6 +213,36 @@ describe('GET /app in development', () => {
     await page.context().close();
   });
 
+  it('Block merchant on a card (confirmed first) rejects the request and lists the merchant; its next request is refused; Unblock lifts it; Report rejects', async () => {
+    const user = await factories(app).user({ balance: 50 });
+    const { secretKey: pesterer } = await factories(app).developer('Pushy Shop');
+    const { page, problems, traffic } = await signIn(app, user.username);
+    await expect(page.locator('#blocked-empty').isVisible()).resolves.toBe(true);
+    const { paymentRequestId: id } = await arrivesLive(page, traffic, () => requestPayment(app, pesterer, user.walletId, 9, 'Buy now!', 'Pushy Shop'));
+
+    await card(page, id).locator('button.block').click();
+    await card(page, id).locator('.confirm', { hasText: 'Block Pushy Shop?' }).waitFor();
+    await card(page, id).locator('.confirm button.danger').click();
+    await card(page, id).and(page.locator('[data-status="REJECTED"]')).waitFor();
+    await page.locator('#blocked li', { hasText: 'Pushy Shop' }).waitFor();
+    expect((await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: pesterer })).body.status).toBe('REJECTED');
+    const refused = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
+      token: pesterer,
+      body: { walletId: user.walletId, amount: 1, description: 'Again', merchantName: 'Pushy Shop' },
+    });
+    expect(refused.status).toBe(403);
+
+    await page.locator('#blocked li', { hasText: 'Pushy Shop' }).locator('button.unblock').click();
+    await page.locator('#blocked-empty').waitFor();
+    const { paymentRequestId: again } = await arrivesLive(page, traffic, () => requestPayment(app, pesterer, user.walletId, 2, 'Once more', 'Pushy Shop'));
+    await card(page, again).locator('button.report').click();
+    await card(page, again).locator('.confirm button.danger').click();
+    await card(page, again).and(page.locator('[data-status="REJECTED"]')).waitFor();
+    expect((await http(app.baseUrl, `/api/v1/wallet/payment-request/${again}`, { token: pesterer })).body.status).toBe('REJECTED');
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
+    await page.context().close();
+  });
+
   it('the page and its scripts carry a CSP of their own: self only, WebSocket to self; the API keeps its strict one', async () => {
     const res = await fetch(`${app.baseUrl}/app`);
     const csp = res.headers.get('content-security-policy') ?? '';
