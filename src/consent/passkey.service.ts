@@ -20,6 +20,8 @@ export const CHALLENGE_TTL_SECONDS = 300;
 /** Passkeys one user may hold (bounds `allowCredentials`). */
 export const MAX_PASSKEYS_PER_USER = 10;
 const NAME_MAX = 64;
+/** Live (unused, unexpired) challenges one user may hold at once; asking for more drops the oldest. */
+const MAX_LIVE_CHALLENGES = 20;
 /** EdDSA, ES256, RS256: what platform authenticators and security keys make today. */
 const SUPPORTED_ALGORITHMS = [-8, -7, -257];
 /** The relying party's name the authenticator shows. */
@@ -101,9 +103,17 @@ export class PasskeyService implements PasskeyAssertionVerifier {
     return em.execute('select credential_id, transports from passkeys where user_id = ? order by created_at', [userId]);
   }
 
-  /** Stores a fresh single-use challenge, dropping this user's spent and lapsed ones. */
+  /**
+   * Stores a fresh single-use challenge, dropping this user's spent and lapsed ones and all but
+   * the newest few live ones (a user asking again and again keeps a bounded number of rows).
+   */
   private async storeChallenge(em: EntityManager, challenge: string, userId: string, paymentRequestId: string | null): Promise<void> {
-    await em.execute('delete from webauthn_challenges where user_id = ? and (used_at is not null or expires_at <= now())', [userId]);
+    await em.execute(
+      `delete from webauthn_challenges c
+        where c.user_id = ? and (c.used_at is not null or c.expires_at <= now()
+          or c.challenge in (select challenge from webauthn_challenges where user_id = ? order by created_at desc, challenge offset ?))`,
+      [userId, userId, MAX_LIVE_CHALLENGES - 1],
+    );
     await em.execute(
       `insert into webauthn_challenges (challenge, user_id, purpose, payment_request_id, expires_at)
        values (?, ?, ?, ?, now() + make_interval(secs => ?))`,

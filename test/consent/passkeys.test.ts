@@ -143,6 +143,18 @@ describe('approvalChallenge', () => {
     expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{64}$/);
   });
 
+  test('a user keeps at most 20 live challenges: asking again and again drops the oldest, which then no longer verifies', async () => {
+    const user = await f.user({ balance: 50 });
+    const { passkey } = await enrol(user);
+    const id = await requestPayment(app.baseUrl, sk, user.walletId, 2);
+    const first = await challengeFor(user, id);
+    for (let i = 0; i < 20; i++) await challengeFor(user, id);
+    const [{ n }] = await app.db.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from webauthn_challenges where user_id = ?', [user.userId]);
+    expect(Number(n)).toBe(20);
+    expect(await verify(user, id, passkey.assert(first))).toBe(false);
+    expect(await verify(user, id, passkey.assert(await challengeFor(user, id)))).toBe(true);
+  });
+
   test('allowCredentials is empty for a user with no passkey', async () => {
     const user = await f.user({ balance: 50 });
     const id = await requestPayment(app.baseUrl, sk, user.walletId, 1);

@@ -167,7 +167,9 @@ function countdown(expiresAt) {
   return { left, text: `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}` };
 }
 
-const canUsePasskeys = () => typeof window.PublicKeyCredential === 'function' && !!navigator.credentials;
+/** WebAuthn needs a domain name: on an IP address (127.0.0.1) the browser refuses every ceremony. */
+const onIpAddress = () => /^[\d.]+$|^\[/.test(location.hostname);
+const canUsePasskeys = () => typeof window.PublicKeyCredential === 'function' && !!navigator.credentials && !onIpAddress();
 
 /** Builds the card of a request (all text through textContent). */
 function card(request) {
@@ -447,7 +449,9 @@ function showPasskeys() {
   );
   if (!canUsePasskeys()) {
     $('add-passkey').disabled = true;
-    $('passkey-error').textContent = 'This browser cannot use passkeys.';
+    $('passkey-error').textContent = onIpAddress()
+      ? `Passkeys need a domain name: open this page at ${location.protocol}//localhost${location.port ? `:${location.port}` : ''}/app.`
+      : 'This browser cannot use passkeys.';
     $('passkey-error').hidden = false;
   }
   showPasskeyButtons();
