@@ -457,8 +457,10 @@ function showPasskeys() {
   showPasskeyButtons();
 }
 
+const PASSKEYS_QUERY = 'myPasskeys { id name createdAt lastUsedAt }';
+
 async function loadPasskeys() {
-  const data = await graphql('{ myPasskeys { id name createdAt lastUsedAt } }');
+  const data = await graphql(`{ ${PASSKEYS_QUERY} }`);
   state.passkeys = data.myPasskeys;
   showPasskeys();
 }
@@ -550,10 +552,12 @@ function showBlocked(blocked) {
   );
 }
 
+const BLOCKED_QUERY = 'myBlockedMerchants { id merchantName blockedAt }';
+
 async function loadBlocked() {
   $('blocked-error').hidden = true;
   try {
-    const data = await graphql('{ myBlockedMerchants { id merchantName blockedAt } }');
+    const data = await graphql(`{ ${BLOCKED_QUERY} }`);
     showBlocked(data.myBlockedMerchants);
   } catch (err) {
     $('blocked-error').textContent = err.message;
@@ -590,17 +594,20 @@ async function unblockMerchant(id) {
 // ---------------------------------------------------------------- loading and live updates
 
 /**
- * Catch-up (at start and after every reconnect): the wallet, everything still pending and what
- * was decided lately (a payment approved elsewhere shows), then the passkeys and blocked merchants.
+ * Catch-up (at start and after every reconnect): the wallet, everything still pending, what was
+ * decided lately (a payment approved elsewhere shows), the passkeys and the blocked merchants.
  */
 async function load() {
+  // One round trip: the page is quiet once it is answered.
   const data = await graphql(
-    `{ myWallet { walletId username status balance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } myRecentPaymentRequests(limit: 10) { ${REQUEST_FIELDS} } }`,
+    `{ myWallet { walletId username status balance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } myRecentPaymentRequests(limit: 10) { ${REQUEST_FIELDS} } ${PASSKEYS_QUERY} ${BLOCKED_QUERY} }`,
   );
   showWallet(data.myWallet);
   for (const request of data.myPendingPaymentRequests) upsert(request);
   for (const request of data.myRecentPaymentRequests) upsert(request);
-  await Promise.all([loadPasskeys().catch((err) => passkeyError(err)), loadBlocked()]);
+  state.passkeys = data.myPasskeys;
+  showPasskeys();
+  showBlocked(data.myBlockedMerchants);
 }
 
 /** A status change of a request this page has not shown: its details from the server, into Recent. */
