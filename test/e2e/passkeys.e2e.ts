@@ -131,7 +131,7 @@ describe('/app with a passkey (virtual authenticator)', () => {
   });
 });
 
-describe('/app PIN pad at 390×844, by keyboard alone', () => {
+describe('/app PIN pad (390×844, by keyboard alone; and 1280×800)', () => {
   it('Enter on Pay opens the pad with focus in it; digits, Backspace and Enter work; a wrong PIN is said and changes nothing; the right one pays', async () => {
     const user = await factories(app).user({ balance: 50 });
     const { page, problems } = await signIn(user.username);
@@ -207,6 +207,28 @@ describe('/app PIN pad at 390×844, by keyboard alone', () => {
     expect(failures).toBe(app.config.pinMaxAttempts);
     expect((await statusOf(id)).status).toBe('PENDING');
     expect(problems).toEqual({ errors: [], cspViolations: [] });
+    await page.context().close();
+  });
+
+  it('at 1280×800 the pad is a dialog in the middle of the screen, whole and on top', async () => {
+    const user = await factories(app).user({ balance: 50 });
+    const opened = await phonePage(browser, 1280, 800, false);
+    const { page } = opened;
+    await page.goto(`${origin}/app`);
+    await page.fill('#username', user.username);
+    await page.keyboard.press('Enter');
+    await page.locator('#live.on').waitFor();
+    const id = await requestPayment(user.walletId, 1.25, 'On a laptop');
+    await card(page, id).waitFor();
+    await card(page, id).locator('button.approve').click();
+    const box = (await page.locator('#pin-body').boundingBox())!;
+    expect(box.x).toBeGreaterThan(0);
+    expect(box.y).toBeGreaterThan(0);
+    expect(box.x + box.width).toBeLessThan(1280);
+    expect(box.y + box.height).toBeLessThan(800);
+    expect(Math.abs(box.x + box.width / 2 - 640)).toBeLessThanOrEqual(2);
+    await shot(page, 'pin-5-desktop');
+    await page.keyboard.press('Escape');
     await page.context().close();
   });
 
