@@ -11,6 +11,8 @@ const SENSITIVE_KEYS = [
   'previousSecret',
   'keySigningSecret',
   'userTokenSecret',
+  'consentSigningKey',
+  'privateKey',
   'token',
   'adminToken',
   'userToken',

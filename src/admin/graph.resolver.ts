@@ -151,6 +151,11 @@ export class DeveloperGraph {
     return loadersOf(ctx).reportedCountOfDeveloper.load(developer.id);
   }
 
+  @FieldResolver(() => Int, { description: 'How many wallets block it (their holders no longer accept its payment requests).' })
+  async blockedCount(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<number> {
+    return loadersOf(ctx).blockedCountOfDeveloper.load(developer.id);
+  }
+
   @FieldResolver(() => PaymentRequestConnection, { description: 'Its payment requests, newest first.' })
   async paymentRequests(
     @Root() developer: DeveloperView,

@@ -61,6 +61,15 @@ export function createLoaders(em: EntityManager) {
       const found = new Map(rows.map((r) => [r.id, { reportedAt: new Date(r.reported_at), reason: r.report_reason }]));
       return ids.map((id) => found.get(id) ?? null);
     }),
+    /** How many wallets block each developer (payer controls). */
+    blockedCountOfDeveloper: new DataLoader<string, number>(async (ids) => {
+      const rows = await em.execute<Array<{ developer_id: string; n: number }>>(
+        `select developer_id, count(*)::int as n from merchant_blocks where developer_id in (?) group by developer_id`,
+        [[...ids]],
+      );
+      const found = new Map(rows.map((r) => [r.developer_id, r.n]));
+      return ids.map((id) => found.get(id) ?? 0);
+    }),
     /** How many of each developer's requests their payers reported as unwanted. */
     reportedCountOfDeveloper: new DataLoader<string, number>(async (ids) => {
       const rows = await em.execute<Array<{ developer_id: string; n: number }>>(

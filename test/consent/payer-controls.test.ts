@@ -78,6 +78,14 @@ describe('blockMerchant', () => {
     const list = await gql(app.baseUrl, LIST, {}, user.token);
     expect(list.body.data.myBlockedMerchants).toEqual([block]);
     expect((await gql(app.baseUrl, LIST, {}, otherUser.token)).body.data.myBlockedMerchants).toEqual([]);
+    // Operators see how many wallets block a developer; the developer itself cannot ask.
+    const counted = await gql(
+      app.baseUrl,
+      'query($dev: ID) { paymentRequests(filter: { developerId: $dev }, first: 1) { nodes { developer { blockedCount } } } }',
+      { dev: dev.developerId },
+      app.config.adminToken,
+    );
+    expect(counted.body.data.paymentRequests.nodes[0].developer.blockedCount).toBe(1);
 
     // Someone else cannot lift it; the holder can, once.
     expect((await gql(app.baseUrl, UNBLOCK, { id: block.id }, otherUser.token)).body.errors[0].extensions.code).toBe('NOT_FOUND');
@@ -151,6 +159,19 @@ describe('reportPaymentRequest', () => {
     expect(res.body.data.reportPaymentRequest.status).toBe('CANCELLED');
     const admin = await gql(app.baseUrl, 'query($dev: ID) { paymentRequests(filter: { reported: true, developerId: $dev }) { nodes { id reportReason } } }', { dev: dev.developerId }, app.config.adminToken);
     expect(admin.body.data.paymentRequests.nodes).toEqual([{ id, reportReason: null }]);
+  });
+
+  test("an overdue request is reported as EXPIRED (not rejected); another user's request is NOT_FOUND", async () => {
+    const { f, dev, user } = await setup();
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+    await app.db.orm.em
+      .fork()
+      .execute(`update payment_requests set created_at = now() - interval '2 seconds', updated_at = now() - interval '2 seconds', expires_at = now() - interval '1 second' where id = ?`, [id]);
+    const stranger = await f.user();
+    expect((await gql(app.baseUrl, REPORT, { id }, stranger.token)).body.errors[0].extensions.code).toBe('NOT_FOUND');
+    const res = await gql(app.baseUrl, REPORT, { id, reason: 'spam' }, user.token);
+    expect(res.body.data.reportPaymentRequest).toEqual({ id, status: 'EXPIRED' });
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('EXPIRED');
   });
 });
 

@@ -9,7 +9,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createLocalJWKSet, calculateJwkThumbprint, compactVerify, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { WalletGateway, ConsentReceiptError } from '@wallet-gateway/client';
+import { WalletGateway, ConsentReceiptError, consentReceiptVerifier } from '@wallet-gateway/client';
 import { factories, gql, http, startSecondInstance, startTestApp, useTestApp, type TestApp } from '../helpers/app.js';
 import { approve, requestPayment, statusOf } from '../helpers/payments.js';
 import { OTHER_TEST_CONSENT_KEY, TEST_CONSENT_KEY, publicPemOf } from '../helpers/consent-keys.js';
@@ -192,6 +192,39 @@ describe('rotation', () => {
     await expect(client.verifyConsentReceipt(old.receipt)).resolves.toMatchObject({ paymentRequestId: old.id });
     await expect(client.verifyConsentReceipt(fresh)).resolves.toMatchObject({ paymentRequestId: id });
   });
+
+  test('a verifier refetches the key set on an unknown kid, but not sooner than its floor', async () => {
+    const old = await approved();
+    const f = factories(rotated);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 50 });
+    const id = await requestPayment(rotated.baseUrl, dev.secretKey, user.walletId, 5);
+    await approve(rotated.baseUrl, user.token, id);
+    const fresh = (await statusOf(rotated.baseUrl, dev.secretKey, id)).consentReceipt as string;
+    /** One key set URL whose answer moves from the old gateway to the rotated one, as a rotation does. */
+    const routed = () => {
+      const state = { base: app.baseUrl, fetches: 0 };
+      const fetchKeys = (request: Request) => {
+        state.fetches++;
+        return fetch(`${state.base}${new URL(request.url).pathname}`);
+      };
+      return { state, fetchKeys };
+    };
+    // A long floor: the unknown kid right after a fetch is refused without another fetch.
+    const slow = routed();
+    const patient = consentReceiptVerifier('http://keys.example/.well-known/jwks.json', { fetch: slow.fetchKeys, minRefetchMs: 60_000 });
+    await expect(patient(old.receipt)).resolves.toMatchObject({ paymentRequestId: old.id });
+    slow.state.base = rotated.baseUrl;
+    await expect(patient(fresh)).rejects.toBeInstanceOf(ConsentReceiptError);
+    expect(slow.state.fetches).toBe(1);
+    // No floor: the unknown kid fetches the set again and verifies.
+    const quick = routed();
+    const eager = consentReceiptVerifier('http://keys.example/.well-known/jwks.json', { fetch: quick.fetchKeys, minRefetchMs: 0 });
+    await expect(eager(old.receipt)).resolves.toMatchObject({ paymentRequestId: old.id });
+    quick.state.base = rotated.baseUrl;
+    await expect(eager(fresh)).resolves.toMatchObject({ paymentRequestId: id });
+    expect(quick.state.fetches).toBe(2);
+  });
 });
 
 test('development without CONSENT_SIGNING_KEY: a key is made once under DATA_DIR (0600) and two starts on it publish the same kid', async () => {
@@ -211,4 +244,13 @@ test('development without CONSENT_SIGNING_KEY: a key is made once under DATA_DIR
   } finally {
     await rm(dataDir, { recursive: true, force: true });
   }
+});
+
+test('the signing key is never in the logs (after approvals and key reads)', async () => {
+  await approved();
+  await http(app.baseUrl, '/.well-known/jwks.json');
+  const keyBody = TEST_CONSENT_KEY.split('\n')[1]!;
+  expect(keyBody.length).toBeGreaterThan(40);
+  expect(app.logs.length).toBeGreaterThan(0);
+  expect(app.logs.filter((line) => line.includes(keyBody))).toEqual([]);
 });
