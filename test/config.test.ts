@@ -281,7 +281,7 @@ describe('the process (node dist/src/main.js)', () => {
     const r = await run({ ...baseEnv(), APP_ENV: 'production' });
     expect(r.code).not.toBe(0);
     expect(r.code).not.toBeNull(); // exited by itself, not killed by the timeout
-    for (const name of [...SECRETS, 'CONSENT_SIGNING_KEY']) expect(r.stderr).toContain(`${name} is required in production`);
+    for (const name of [...SECRETS, 'CONSENT_SIGNING_KEY', 'WEBAUTHN_RP_ID', 'WEBAUTHN_ORIGIN']) expect(r.stderr).toContain(`${name} is required in production`);
     expect(r.stdout).toBe('');
   });
 
