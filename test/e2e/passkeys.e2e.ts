@@ -5,18 +5,13 @@
  *
  * The page is served on http://localhost:<port>, not 127.0.0.1: an IP address is not a valid
  * relying-party id, and the gateway's WEBAUTHN_ORIGIN names that port. Screenshots of each step
- * are written to test/e2e/artifacts/ (git-ignored).
+ * are left in .artefacts/e2e/ (git-ignored; E2E_ARTEFACTS to move them).
  */
-import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import path from 'node:path';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { factories, http, startTestApp, TEST_PIN, type TestApp } from '../helpers/app.js';
-import { ROOT } from '../helpers/cli.js';
 import { untilSubscribed } from '../helpers/ws.js';
-import { launchBrowser, phonePage, type PageProblems } from './browser.js';
-
-const ARTIFACTS = path.join(ROOT, 'test', 'e2e', 'artifacts');
+import { artefact, launchBrowser, phonePage, type PageProblems } from './browser.js';
 
 /** A port free right now on the loopback interface (the gateway's origin must be known before it starts). */
 function freePort(): Promise<number> {
@@ -36,7 +31,6 @@ let origin: string;
 let sk: string;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
   browser = await launchBrowser();
   const port = await freePort();
   origin = `http://localhost:${port}`;
@@ -49,7 +43,7 @@ afterAll(async () => {
 });
 
 const card = (page: Page, id: string) => page.locator(`li.request[data-id="${id}"]`);
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`) });
+const shot = (page: Page, name: string) => page.screenshot({ path: artefact(`${name}.png`) });
 
 async function requestPayment(walletId: string, amount: number, description: string): Promise<string> {
   const res = await http(app.baseUrl, '/api/v1/wallet/request-payment', { token: sk, body: { walletId, amount, description, merchantName: 'Corner Café' } });
