@@ -76,11 +76,13 @@ function credentialIdOf(response: Record<string, unknown>): string | undefined {
   return typeof id === 'string' && /^[A-Za-z0-9_-]{16,1364}$/.test(id) && response.rawId === id && response.type === 'public-key' ? id : undefined;
 }
 
-/** Names a passkey: trimmed, 1 to 64 characters; absent or blank: "Passkey". */
+/** Names a passkey: trimmed, 1 to 64 characters, no control characters; absent or blank: "Passkey". */
 function passkeyName(name: string | null | undefined): string {
   const trimmed = (name ?? '').trim();
   if (trimmed === '') return 'Passkey';
   if ([...trimmed].length > NAME_MAX) throw badInput(`name must be at most ${NAME_MAX} characters`);
+  // eslint-disable-next-line no-control-regex -- exactly what is refused here
+  if (/[\u0000-\u001F\u007F]/.test(trimmed)) throw badInput('name must not contain control characters');
   return trimmed;
 }
 

@@ -85,13 +85,16 @@ describe('registration, listing and removal', () => {
     expect(codeOf(await gql(app.baseUrl, REMOVE, { id }, user.token))).toBe('NOT_FOUND');
   });
 
-  test('an unnamed passkey is "Passkey"; a name over 64 characters is BAD_USER_INPUT', async () => {
+  test('an unnamed passkey is "Passkey"; a name over 64 characters or with control characters is BAD_USER_INPUT', async () => {
     const user = await f.user();
     await enrol(user);
     expect((await gql(app.baseUrl, MY_PASSKEYS, {}, user.token)).body.data.myPasskeys.map((p: { name: string }) => p.name)).toEqual(['Passkey']);
     const options = (await gql(app.baseUrl, REGISTRATION_OPTIONS, {}, user.token)).body.data.passkeyRegistrationOptions;
     const res = await gql(app.baseUrl, REGISTER, { response: new SoftPasskey(ORIGIN).register(options), name: 'x'.repeat(65) }, user.token);
     expect(codeOf(res)).toBe('BAD_USER_INPUT');
+    const control = await gql(app.baseUrl, REGISTER, { response: new SoftPasskey(ORIGIN).register(options), name: 'my\u001bphone' }, user.token);
+    expect(codeOf(control)).toBe('BAD_USER_INPUT');
+    expect((await gql(app.baseUrl, MY_PASSKEYS, {}, user.token)).body.data.myPasskeys).toHaveLength(1);
   });
 
   test('a registration is refused (BAD_USER_INPUT, nothing stored) when replayed, from another origin, for another relying party, without user verification, or over a challenge never given', async () => {
