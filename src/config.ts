@@ -129,6 +129,17 @@ const settings = z.object({
   MAX_PENDING_PER_PAYER: z.coerce.number().int().min(0).max(10_000).default(3),
   /** 0: never. */
   LEDGER_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
+  /** Passkeys' relying party: the domain passkeys are bound to. Development default: localhost; production must set it. */
+  WEBAUTHN_RP_ID: z
+    .string()
+    .regex(/^(?=.{1,253}$)[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/, 'must be a domain name such as wallet.example.com (no scheme, port or path; not an IP address)')
+    .refine((v) => !/^[\d.]+$/.test(v), 'must be a domain name, not an IP address')
+    .optional(),
+  /** The origin the wallet app's passkey ceremonies run on. Development default: http://localhost:<PORT>; production must set it. */
+  WEBAUTHN_ORIGIN: z
+    .string()
+    .regex(/^https?:\/\/[^\s/?#]+$/, 'must be an origin such as https://wallet.example.com (scheme and host, optional port, no path)')
+    .optional(),
   /** Failed approval verifications in a row (PIN or passkey) that lock a wallet's approvals (src/consent). */
   PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** How long such a lock lasts. */
@@ -153,7 +164,7 @@ const camelKeys = <T extends Record<string, unknown>>(values: T): { [K in keyof 
   Object.fromEntries(Object.keys(settings.shape).map((name) => [camelCase(name), values[name]])) as never;
 
 type Settings = z.infer<typeof settings>;
-type Resolved = 'KEY_SIGNING_SECRET' | 'USER_TOKEN_SECRET' | 'ADMIN_TOKEN' | 'WEB_CONCURRENCY';
+type Resolved = 'KEY_SIGNING_SECRET' | 'USER_TOKEN_SECRET' | 'ADMIN_TOKEN' | 'WEB_CONCURRENCY' | 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGIN';
 
 /** The gateway's configuration, read from the environment once and frozen: every setting under its camelCase name, plus what is derived from them. */
 export type Config = { readonly [K in Exclude<keyof Settings, Resolved> as CamelCase<K>]: Settings[K] } & {
@@ -163,6 +174,10 @@ export type Config = { readonly [K in Exclude<keyof Settings, Resolved> as Camel
   readonly adminToken: string;
   /** WEB_CONCURRENCY, or its default (one per core on a PostgreSQL server, one on the embedded database). */
   readonly webConcurrency: number;
+  /** WEBAUTHN_RP_ID, or its development default `localhost`. */
+  readonly webauthnRpId: string;
+  /** WEBAUTHN_ORIGIN, or its development default `http://localhost:<PORT>`. */
+  readonly webauthnOrigin: string;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
@@ -215,6 +230,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (c.WEB_CONCURRENCY !== undefined && c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
     secretProblems.push('WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database belongs to one process)');
   }
+  if (c.APP_ENV === 'production') {
+    // A passkey is bound to its relying party for good: production names it, never a guess.
+    if (!c.WEBAUTHN_RP_ID) secretProblems.push('WEBAUTHN_RP_ID is required in production (the domain passkeys are bound to, e.g. wallet.example.com)');
+    if (!c.WEBAUTHN_ORIGIN) secretProblems.push('WEBAUTHN_ORIGIN is required in production (the wallet app\'s origin, e.g. https://wallet.example.com)');
+  }
+  const rpId = c.WEBAUTHN_RP_ID ?? 'localhost';
+  if (c.WEBAUTHN_ORIGIN) {
+    const host = URL.canParse(c.WEBAUTHN_ORIGIN) ? new URL(c.WEBAUTHN_ORIGIN).hostname : '';
+    if (host !== rpId && !host.endsWith(`.${rpId}`)) {
+      secretProblems.push(`WEBAUTHN_ORIGIN: its host ${host} must be WEBAUTHN_RP_ID (${rpId}) or a subdomain of it`);
+    }
+  }
   if (secretProblems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  ${secretProblems.join('\n  ')}`);
   }
@@ -224,6 +251,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     userTokenSecret,
     adminToken,
     webConcurrency: c.WEB_CONCURRENCY ?? (c.DATABASE_URL ? availableParallelism() : 1),
+    webauthnRpId: rpId,
+    webauthnOrigin: c.WEBAUTHN_ORIGIN ?? `http://localhost:${c.PORT}`,
     sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,

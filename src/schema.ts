@@ -15,6 +15,7 @@ import { rootFieldGate } from './graphql/root-fields.js';
 import { refuseNulArguments } from './graphql/text-arguments.js';
 import { EventResolver } from './events/event.resolver.js';
 import { WebhookEndpointResolver } from './webhooks/webhook-endpoint.resolver.js';
+import { PasskeyResolver } from './consent/passkey.resolver.js';
 import { PayerControlsResolver } from './consent/payer-controls.resolver.js';
 import { tracing } from './observability/tracing.js';
 import { traceResolvers } from './observability/resolver-spans.js';
@@ -25,7 +26,7 @@ let built: Promise<GraphQLSchema> | undefined;
 /** The one GraphQL schema; built once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver, ConsentResolver, ConsentAdminResolver, PayerControlsResolver],
+    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver, ConsentResolver, ConsentAdminResolver, PayerControlsResolver, PasskeyResolver],
     // type-graphql insists on a PubSub once a subscription exists; ours subscribe through the
     // per-instance EventHub in the context instead, so this one stays unused.
     pubSub: createPubSub(),

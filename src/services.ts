@@ -22,8 +22,8 @@ import { Metrics } from './observability/metrics.js';
 import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
+import { PasskeyService } from './consent/passkey.service.js';
 import { ConsentService } from './consent/consent.service.js';
-import { NO_PASSKEYS } from './consent/verification.js';
 import { ConsentSigner } from './consent/consent-keys.js';
 import { PayerControls } from './consent/payer-controls.service.js';
 
@@ -56,6 +56,8 @@ export interface Services {
   /** Per-secret-key limits shared by all instances. */
   readonly rateLimits: RateLimits;
   readonly metrics: Metrics;
+  /** Wallet users' passkeys (WebAuthn) and approval challenges. */
+  readonly passkeys: PasskeyService;
   /** Signs consent receipts and publishes their keys (GET /.well-known/jwks.json). */
   readonly consentReceipts: ConsentSigner;
   /** The payer's blocks and reports. */
@@ -99,8 +101,9 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
   });
-  // Passkeys: NO_PASSKEYS (every assertion fails) until the passkeys work wires its WebAuthn verifier here.
-  const consent = new ConsentService(config, NO_PASSKEYS, (method, outcome) => metrics.approvalVerifications.inc({ method, outcome }));
+  // A passkey approval is checked by the WebAuthn verifier (src/consent/passkey.service.ts).
+  const passkeys = new PasskeyService(config);
+  const consent = new ConsentService(config, passkeys, (method, outcome) => metrics.approvalVerifications.inc({ method, outcome }));
   const consentReceipts = ConsentSigner.fromConfig(config);
   const payments = new PaymentRequestService(
     config,
@@ -128,6 +131,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     deliveries,
     rateLimits,
     metrics,
+    passkeys,
     consentReceipts,
     payerControls: new PayerControls(payments),
   };

@@ -21,6 +21,8 @@ const REAL = {
   ADMIN_TOKEN: 'real-admin-token-0123456789',
   CONSENT_SIGNING_KEY: TEST_CONSENT_KEY,
 };
+/** What production also requires: the passkeys' relying party. */
+const RELYING_PARTY = { WEBAUTHN_RP_ID: 'wallet.example', WEBAUTHN_ORIGIN: 'https://pay.wallet.example' };
 const SECRETS = ['KEY_SIGNING_SECRET', 'USER_TOKEN_SECRET', 'ADMIN_TOKEN'] as const;
 
 /** The ConfigError message loadConfig throws for `env` (fails the test when it does not throw). */
@@ -138,7 +140,7 @@ describe('development', () => {
 
 describe('production', () => {
   test('with real secrets: sk_live_ keys, nothing reported', () => {
-    const c = loadConfig({ APP_ENV: 'production', ...REAL });
+    const c = loadConfig({ APP_ENV: 'production', ...REAL, ...RELYING_PARTY });
     expect(c.appEnv).toBe('production');
     expect(c.keyPrefix).toBe('sk_live_');
     expect(c.devSecretsInUse).toEqual([]);
@@ -147,7 +149,7 @@ describe('production', () => {
 
   test.each(SECRETS)('refuses to start without %s', (name) => {
     for (const missing of [undefined, '']) {
-      const env: NodeJS.ProcessEnv = { APP_ENV: 'production', ...REAL, [name]: missing };
+      const env: NodeJS.ProcessEnv = { APP_ENV: 'production', ...REAL, ...RELYING_PARTY, [name]: missing };
       const msg = problemOf(env);
       expect(msg).toContain(`${name} is required in production`);
       for (const other of SECRETS.filter((s) => s !== name)) expect(msg).not.toContain(other);
@@ -155,7 +157,7 @@ describe('production', () => {
   });
 
   test.each(SECRETS)('refuses the development default of %s', (name) => {
-    const msg = problemOf({ APP_ENV: 'production', ...REAL, [name]: DEV_DEFAULTS[name] });
+    const msg = problemOf({ APP_ENV: 'production', ...REAL, ...RELYING_PARTY, [name]: DEV_DEFAULTS[name] });
     expect(msg).toContain(`${name} is the development default`);
     expect(msg).not.toContain(DEV_DEFAULTS[name]); // the message names the variable, never a secret
   });
@@ -178,6 +180,36 @@ describe('production', () => {
     const msg = problemOf({ APP_ENV: 'production', ...REAL, ADMIN_TOKEN: 'too-short', PORT: 'x' });
     for (const v of Object.values(REAL)) expect(msg).not.toContain(v);
     expect(msg).not.toContain('too-short');
+  });
+});
+
+describe('the passkeys relying party (WEBAUTHN_RP_ID, WEBAUTHN_ORIGIN)', () => {
+  test('development defaults to localhost and http://localhost:<PORT>', () => {
+    expect(loadConfig({})).toMatchObject({ webauthnRpId: 'localhost', webauthnOrigin: 'http://localhost:3000' });
+    expect(loadConfig({ PORT: '8080' })).toMatchObject({ webauthnRpId: 'localhost', webauthnOrigin: 'http://localhost:8080' });
+  });
+
+  test('set ones are used as given', () => {
+    expect(loadConfig({ APP_ENV: 'production', ...REAL, ...RELYING_PARTY })).toMatchObject({
+      webauthnRpId: 'wallet.example',
+      webauthnOrigin: 'https://pay.wallet.example',
+    });
+  });
+
+  test('production refuses to start without them, naming each', () => {
+    const msg = problemOf({ APP_ENV: 'production', ...REAL });
+    expect(msg).toContain('WEBAUTHN_RP_ID is required in production');
+    expect(msg).toContain('WEBAUTHN_ORIGIN is required in production');
+  });
+
+  test.each([
+    [{ WEBAUTHN_RP_ID: '127.0.0.1' }, 'WEBAUTHN_RP_ID'],
+    [{ WEBAUTHN_RP_ID: 'https://wallet.example' }, 'WEBAUTHN_RP_ID'],
+    [{ WEBAUTHN_ORIGIN: 'https://wallet.example/app' }, 'WEBAUTHN_ORIGIN'],
+    [{ WEBAUTHN_ORIGIN: 'wallet.example' }, 'WEBAUTHN_ORIGIN'],
+    [{ WEBAUTHN_RP_ID: 'wallet.example', WEBAUTHN_ORIGIN: 'https://evil.example' }, 'must be WEBAUTHN_RP_ID (wallet.example) or a subdomain'],
+  ])('%j is refused (%s)', (env, words) => {
+    expect(problemOf(env)).toContain(words);
   });
 });
 
@@ -249,7 +281,7 @@ describe('the process (node dist/src/main.js)', () => {
     const r = await run({ ...baseEnv(), APP_ENV: 'production' });
     expect(r.code).not.toBe(0);
     expect(r.code).not.toBeNull(); // exited by itself, not killed by the timeout
-    for (const name of [...SECRETS, 'CONSENT_SIGNING_KEY']) expect(r.stderr).toContain(`${name} is required in production`);
+    for (const name of [...SECRETS, 'CONSENT_SIGNING_KEY', 'WEBAUTHN_RP_ID', 'WEBAUTHN_ORIGIN']) expect(r.stderr).toContain(`${name} is required in production`);
     expect(r.stdout).toBe('');
   });
 

@@ -80,6 +80,18 @@ export class PaymentRequestResolver {
   }
 
   @Authorized(Role.USER)
+  @Query(() => [PaymentRequestView], {
+    description: 'Wallet app (user token): my requests already decided (paid, rejected, expired, cancelled), most recently decided first.',
+  })
+  async myRecentPaymentRequests(
+    @Ctx() ctx: Context,
+    @CurrentUser() user: User,
+    @Arg('limit', () => Int, { nullable: true, description: '1-50, default 10.' }) limit?: number | null,
+  ): Promise<PaymentRequestView[]> {
+    return (await ctx.services.payments.listRecentForUser(ctx.em, user.userId, limit ?? 10)).map((pr) => PaymentRequestView.from(pr));
+  }
+
+  @Authorized(Role.USER)
   @Mutation(() => PaymentRequestView, {
     description:
       'Wallet app (user token): approve, confirmed with the transaction PIN or a passkey; moves the money exactly once. VERIFICATION_FAILED (nothing changes), VERIFICATION_LOCKED after PIN_MAX_ATTEMPTS failures in a row.',

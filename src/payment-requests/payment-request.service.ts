@@ -372,6 +372,20 @@ export class PaymentRequestService {
     return rows.map((row) => em.map(PaymentRequest, row));
   }
 
+  /**
+   * This user's requests already decided (paid, rejected, expired, cancelled), newest first: the
+   * wallet app's "recent" list, so a payment made elsewhere shows after signing in.
+   */
+  async listRecentForUser(em: EntityManager, userId: string, limit: number): Promise<PaymentRequest[]> {
+    const rows = await em.execute(
+      `select pr.* from payment_requests pr join wallets w on w.id = pr.wallet_id
+        where w.user_id = ? and (pr.status <> 'PENDING' or ${overdueSql('pr')})
+        order by pr.updated_at desc limit ?`,
+      [userId, Math.min(Math.max(Math.trunc(limit), 1), 50)],
+    );
+    return rows.map((row) => em.map(PaymentRequest, row));
+  }
+
   /** The developer cancels a PENDING request. */
   async cancel(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
     const pr = await this.decide(em, { developerId }, id, PaymentRequestStatus.CANCELLED);

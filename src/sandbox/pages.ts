@@ -96,7 +96,7 @@ const APP_PAGE = `<!DOCTYPE html>
         <div class="card balance">
           <div class="who"><span id="who"></span><button id="signout" type="button" class="link">Sign out</button></div>
           <div class="label">Balance</div>
-          <div class="amount"><span id="balance">–</span> <span id="currency"></span></div>
+          <div class="amount"><span id="currency"></span> <span id="balance">–</span></div>
           <div id="wallet-status" class="muted"></div>
         </div>
         <h2>Waiting for you <span id="pending-count" class="count">0</span></h2>
@@ -104,8 +104,44 @@ const APP_PAGE = `<!DOCTYPE html>
         <ul id="pending" class="requests"></ul>
         <h2 id="recent-title" hidden>Recent</h2>
         <ul id="recent" class="requests recent"></ul>
+        <h2>Passkeys</h2>
+        <div class="card settings">
+          <p class="muted">Approve with your fingerprint, face or screen lock instead of your PIN.</p>
+          <ul id="passkeys" class="plain-list"></ul>
+          <button id="add-passkey" type="button">Add a passkey</button>
+          <p id="passkey-error" class="error" role="alert" hidden></p>
+        </div>
+        <h2>Blocked merchants</h2>
+        <div class="card settings">
+          <p id="blocked-empty" class="muted">No blocked merchants. Block one from its request to stop it asking you for money.</p>
+          <ul id="blocked" class="plain-list"></ul>
+          <p id="blocked-error" class="error" role="alert" hidden></p>
+        </div>
       </section>
     </main>
+    <div id="pin-pad" class="sheet" role="dialog" aria-modal="true" aria-labelledby="pin-title" aria-describedby="pin-for" hidden>
+      <div class="sheet-body" id="pin-body" tabindex="-1">
+        <h2 id="pin-title">Enter your PIN</h2>
+        <p id="pin-for" class="muted"></p>
+        <div id="pin-dots" class="pin-dots" role="status" aria-live="polite"></div>
+        <p id="pin-error" class="error" role="alert" hidden></p>
+        <div class="keys">
+          <button type="button" class="key" data-key="1">1</button>
+          <button type="button" class="key" data-key="2">2</button>
+          <button type="button" class="key" data-key="3">3</button>
+          <button type="button" class="key" data-key="4">4</button>
+          <button type="button" class="key" data-key="5">5</button>
+          <button type="button" class="key" data-key="6">6</button>
+          <button type="button" class="key" data-key="7">7</button>
+          <button type="button" class="key" data-key="8">8</button>
+          <button type="button" class="key" data-key="9">9</button>
+          <button type="button" class="key" data-key="Backspace" aria-label="Delete last digit">⌫</button>
+          <button type="button" class="key" data-key="0">0</button>
+          <button type="button" class="key primary" data-key="Enter" id="pin-ok" disabled>OK</button>
+        </div>
+        <button type="button" id="pin-cancel" class="link cancel">Cancel</button>
+      </div>
+    </div>
   </body>
 </html>
 `;

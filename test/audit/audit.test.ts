@@ -127,7 +127,7 @@ function probeValue(type: GraphQLInputType): unknown {
     return Object.fromEntries(fields.map((f) => [f.name, probeValue(f.type)]));
   }
   if (isScalarType(named)) {
-    return ({ ID: randomUUID(), String: 'probe', Float: 0, Int: 0, Boolean: false } as Record<string, unknown>)[named.name] ?? 'probe';
+    return ({ ID: randomUUID(), String: 'probe', Float: 0, Int: 0, Boolean: false, JSONObject: {} } as Record<string, unknown>)[named.name] ?? 'probe';
   }
   throw new Error(`no probe value for ${String(type)}`);
 }

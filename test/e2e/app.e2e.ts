@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { TEST_PIN, factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { factories, http, startTestApp, TEST_PIN, type TestApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/cli.js';
 import { untilSubscribed } from '../helpers/ws.js';
 import { until } from '../helpers/expect.js';
@@ -88,6 +88,14 @@ async function requestPayment(app: TestApp, secretKey: string, walletId: string,
 
 const card = (page: Page, id: string) => page.locator(`li.request[data-id="${id}"]`);
 
+/** Pay on a card: the Pay button opens the PIN pad; the PIN is typed and confirmed with OK. */
+async function payWithPin(page: Page, id: string, pin = TEST_PIN) {
+  await card(page, id).locator('button.approve').click();
+  await page.locator('#pin-pad').waitFor();
+  for (const digit of pin) await page.locator(`#pin-pad .key[data-key="${digit}"]`).click();
+  await page.locator('#pin-ok').click();
+}
+
 describe('GET /app in development', () => {
   let app: TestApp;
   let sk: string;
@@ -101,9 +109,11 @@ describe('GET /app in development', () => {
   });
 
   it('a request created through REST appears live; approving it on the page moves the money; REST reads APPROVED and the transaction', async () => {
-    const user = await factories(app).user({ balance: 100, ...(process.env.E2E_SCREENSHOT ? { username: 'alice' } : {}) });
+    // The README's walk-through: alice with 1,000.00 pays Corner Café 12.50 (docs/app.png shows this page).
+    const user = await factories(app).user({ balance: 1000, ...(process.env.E2E_SCREENSHOT ? { username: 'alice' } : {}) });
     const { page, problems, traffic } = await signIn(app, user.username);
-    await expect(page.locator('#balance').textContent()).resolves.toBe('100.00');
+    await expect(page.locator('#balance').textContent()).resolves.toBe('1,000.00');
+    await expect(page.locator('#currency').textContent()).resolves.toBe('ETB');
     await expect(page.locator('#empty').isVisible()).resolves.toBe(true);
 
     const { paymentRequestId: id } = await arrivesLive(page, traffic, () => requestPayment(app, sk, user.walletId, 12.5, 'Two flat whites'));
@@ -111,8 +121,7 @@ describe('GET /app in development', () => {
     const text = await card(page, id).innerText();
     expect(text).toContain('Corner Café');
     expect(text).toContain('Two flat whites');
-    expect(text).toMatch(/12\.50/);
-    expect(text).toMatch(/ETB/);
+    expect(text).toContain('ETB 12.50');
     expect(text).toMatch(/Expires in [45]:\d\d/);
     await expect(page.locator('#pending-count').textContent()).resolves.toBe('1');
 
@@ -124,11 +133,15 @@ describe('GET /app in development', () => {
       await card(page, second.paymentRequestId).and(page.locator('[data-status="REJECTED"]')).waitFor();
     }
 
-    await card(page, id).locator('input.pin').fill(TEST_PIN);
-    await card(page, id).locator('button.approve').click();
+    await payWithPin(page, id);
     await card(page, id).and(page.locator('[data-status="APPROVED"]')).waitFor();
-    await page.locator('#balance', { hasText: '87.50' }).waitFor();
+    await page.locator('#balance', { hasText: '987.50' }).waitFor();
     await expect(card(page, id).locator('.status').textContent()).resolves.toBe('Paid');
+    // A paid item reads as what it was: its merchant and description, never a transaction id.
+    const paid = await card(page, id).innerText();
+    expect(paid).toContain('Corner Café');
+    expect(paid).toContain('Two flat whites');
+    expect(paid).not.toMatch(/Transaction [0-9a-f]{8}/);
 
     const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: sk });
     expect(status.body).toMatchObject({ id, status: 'APPROVED', amount: 12.5, transactionId: expect.stringMatching(UUID) });
@@ -156,8 +169,7 @@ describe('GET /app in development', () => {
     const user = await factories(app).user({ balance: 5 });
     const { page, traffic } = await signIn(app, user.username);
     const { paymentRequestId: id } = await arrivesLive(page, traffic, () => requestPayment(app, sk, user.walletId, 80, 'Too expensive'));
-    await card(page, id).locator('input.pin').fill(TEST_PIN);
-    await card(page, id).locator('button.approve').click();
+    await payWithPin(page, id);
     await card(page, id).locator('.error', { hasText: 'Not enough money in your wallet' }).waitFor();
     await expect(card(page, id).getAttribute('data-status')).resolves.toBe('PENDING');
     await expect(card(page, id).locator('button.approve').isEnabled()).resolves.toBe(true);
@@ -177,6 +189,57 @@ describe('GET /app in development', () => {
     await page.fill('#username', user.username);
     await page.click('#signin-form button[type=submit]');
     await card(page, id).waitFor();
+    await page.context().close();
+  });
+
+  it('payments approved elsewhere show: before sign-in in Recent, after sign-in live, with the balance from the server', async () => {
+    const user = await factories(app).user({ balance: 100 });
+    const approveElsewhere = (id: string) =>
+      http(app.baseUrl, '/graphql', {
+        token: user.token,
+        body: { query: 'mutation($id: ID!, $pin: String!) { approvePaymentRequest(id: $id, verification: { pin: $pin }) { id status } }', variables: { id, pin: TEST_PIN } },
+      });
+    const before = await requestPayment(app, sk, user.walletId, 20, 'Paid on another phone');
+    expect((await approveElsewhere(before.paymentRequestId)).body.data.approvePaymentRequest.status).toBe('APPROVED');
+    const { page, problems, traffic } = await signIn(app, user.username);
+    await card(page, before.paymentRequestId).and(page.locator('[data-status="APPROVED"]')).waitFor();
+    await expect(page.locator('#recent').innerText()).resolves.toContain('Paid on another phone');
+    await expect(page.locator('#balance').textContent()).resolves.toBe('80.00');
+    const later = await arrivesLive(page, traffic, () => requestPayment(app, sk, user.walletId, 5.25, 'Also paid elsewhere'));
+    await approveElsewhere(later.paymentRequestId);
+    await card(page, later.paymentRequestId).and(page.locator('[data-status="APPROVED"]')).waitFor();
+    await page.locator('#balance', { hasText: '74.75' }).waitFor();
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
+    await page.context().close();
+  });
+
+  it('Block merchant on a card (confirmed first) rejects the request and lists the merchant; its next request is refused; Unblock lifts it; Report rejects', async () => {
+    const user = await factories(app).user({ balance: 50 });
+    const { secretKey: pesterer } = await factories(app).developer('Pushy Shop');
+    const { page, problems, traffic } = await signIn(app, user.username);
+    await expect(page.locator('#blocked-empty').isVisible()).resolves.toBe(true);
+    const { paymentRequestId: id } = await arrivesLive(page, traffic, () => requestPayment(app, pesterer, user.walletId, 9, 'Buy now!', 'Pushy Shop'));
+
+    await card(page, id).locator('button.block').click();
+    await card(page, id).locator('.confirm', { hasText: 'Block Pushy Shop?' }).waitFor();
+    await card(page, id).locator('.confirm button.danger').click();
+    await card(page, id).and(page.locator('[data-status="REJECTED"]')).waitFor();
+    await page.locator('#blocked li', { hasText: 'Pushy Shop' }).waitFor();
+    expect((await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: pesterer })).body.status).toBe('REJECTED');
+    const refused = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
+      token: pesterer,
+      body: { walletId: user.walletId, amount: 1, description: 'Again', merchantName: 'Pushy Shop' },
+    });
+    expect(refused.status).toBe(403);
+
+    await page.locator('#blocked li', { hasText: 'Pushy Shop' }).locator('button.unblock').click();
+    await page.locator('#blocked-empty').waitFor();
+    const { paymentRequestId: again } = await arrivesLive(page, traffic, () => requestPayment(app, pesterer, user.walletId, 2, 'Once more', 'Pushy Shop'));
+    await card(page, again).locator('button.report').click();
+    await card(page, again).locator('.confirm button.danger').click();
+    await card(page, again).and(page.locator('[data-status="REJECTED"]')).waitFor();
+    expect((await http(app.baseUrl, `/api/v1/wallet/payment-request/${again}`, { token: pesterer })).body.status).toBe('REJECTED');
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
     await page.context().close();
   });
 

@@ -26,7 +26,12 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** Reuse an existing database (for a second instance). */
   database?: TestDatabase;
+  /** Listen on this port instead of a free one (a page whose origin must be known before start, e.g. WebAuthn's). */
+  port?: number;
 }
+
+/** The passkeys' relying party production requires (WEBAUTHN_RP_ID, WEBAUTHN_ORIGIN). */
+export const PRODUCTION_RELYING_PARTY = { WEBAUTHN_RP_ID: 'wallet.example', WEBAUTHN_ORIGIN: 'https://wallet.example' } as const;
 
 /** Test environment: fixed secrets, silent unless asked, quick sweeps. */
 export function testConfig(env: Record<string, string> = {}): Config {
@@ -42,6 +47,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // The scripted test wallets (src/sandbox) only where a test asks for them: they add users,
     // wallets and hub subscriptions that other suites count.
     SANDBOX_TEST_WALLETS: 'false',
+    // Production names its passkeys' relying party (development defaults to localhost).
+    ...(env.APP_ENV === 'production' ? PRODUCTION_RELYING_PARTY : {}),
     // PIN hashes at scrypt's cheapest accepted cost (N = 2^10): the suites create thousands of
     // users; the production cost (2^15, which production insists on) is tested in test/consent.
     ...(env.APP_ENV === 'production' ? {} : { PIN_HASH_COST: '10' }),
@@ -62,7 +69,7 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
   });
   const logger = createLogger(config.logLevel, sink, { format: config.logFormat ?? 'json' });
   const gateway = await createGateway({ config, db: database.db, logger });
-  const baseUrl = await gateway.listen(0, '127.0.0.1');
+  const baseUrl = await gateway.listen(opts.port ?? 0, '127.0.0.1');
   return {
     baseUrl,
     config,

@@ -4,7 +4,7 @@
 import { Writable } from 'node:stream';
 import { createLogger, defaultLogFormat, REDACT_PATHS, type LogFormat } from '../../src/logger.js';
 import { loadConfig } from '../../src/config.js';
-import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { factories, gql, http, startTestApp, PRODUCTION_RELYING_PARTY, type TestApp } from '../helpers/app.js';
 import { API, REST_TEST_ENV } from '../helpers/rest.js';
 import { TEST_CONSENT_KEY } from '../helpers/consent-keys.js';
 
@@ -125,7 +125,7 @@ describe('which format', () => {
   });
 
   test('LOG_FORMAT chooses; production refuses pretty; anything else is refused with the name', () => {
-    const env = { KEY_SIGNING_SECRET: 'k'.repeat(32), USER_TOKEN_SECRET: 'u'.repeat(32), ADMIN_TOKEN: 'a'.repeat(32), CONSENT_SIGNING_KEY: TEST_CONSENT_KEY };
+    const env = { KEY_SIGNING_SECRET: 'k'.repeat(32), USER_TOKEN_SECRET: 'u'.repeat(32), ADMIN_TOKEN: 'a'.repeat(32), CONSENT_SIGNING_KEY: TEST_CONSENT_KEY, ...PRODUCTION_RELYING_PARTY };
     expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
     expect(loadConfig({ APP_ENV: 'production', ...env, LOG_FORMAT: 'json' }).logFormat).toBe('json');
     expect(() => loadConfig({ APP_ENV: 'production', ...env, LOG_FORMAT: 'pretty' })).toThrow(/LOG_FORMAT: production logs are JSON/);

@@ -7,7 +7,7 @@
  */
 import { mintUserToken } from '../../src/auth/user-tokens.js';
 import { TEST_WALLETS } from '../../src/sandbox/test-wallets.js';
-import { factories, http, startSecondInstance, startTestApp, type TestApp } from '../helpers/app.js';
+import { factories, http, startSecondInstance, startTestApp, PRODUCTION_RELYING_PARTY, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { balances, countTransactions, ledgerMismatches, requestPayment } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
@@ -297,7 +297,7 @@ describe('npx wallet-gateway test-wallets', () => {
   });
 
   it('refuses in production (exit 2, a message, nothing on stdout)', async () => {
-    const r = await runCli(['test-wallets'], { ...env, APP_ENV: 'production' });
+    const r = await runCli(['test-wallets'], { ...env, APP_ENV: 'production', ...PRODUCTION_RELYING_PARTY });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
     expect(r.stderr).toBe('wallet-gateway: Test wallets exist only in the development environment\n');
   });

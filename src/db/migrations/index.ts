@@ -11,6 +11,7 @@ import { Migration20261124100000_ledger_checks } from './Migration20261124100000
 import { Migration20261124200000_ws_connections } from './Migration20261124200000_ws_connections.js';
 import { Migration20261126001000_wallet_pins } from './Migration20261126001000_wallet_pins.js';
 import { Migration20261126003000_consent_receipts_payer_controls } from './Migration20261126003000_consent_receipts_payer_controls.js';
+import { Migration20261126100000_passkeys } from './Migration20261126100000_passkeys.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -27,4 +28,5 @@ export const migrationsList = [
   { name: 'Migration20261124200000_ws_connections', class: Migration20261124200000_ws_connections },
   { name: 'Migration20261126001000_wallet_pins', class: Migration20261126001000_wallet_pins },
   { name: 'Migration20261126003000_consent_receipts_payer_controls', class: Migration20261126003000_consent_receipts_payer_controls },
+  { name: 'Migration20261126100000_passkeys', class: Migration20261126100000_passkeys },
 ];

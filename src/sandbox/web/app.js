@@ -1,11 +1,19 @@
 // The wallet-app page (GET /app, development only): a stand-in for the wallet's mobile app.
 // Signs in through the development-only POST /app/session, reads the wallet and the pending
 // requests over GraphQL, receives new ones live over graphql-ws and answers them with the real
-// mutations. Bundled by src/sandbox/build-web.mjs into dist/web/app.js (no CDN, no inline code).
+// mutations: "Pay" asks for the transaction PIN on a PIN pad, "Pay with passkey" runs a WebAuthn
+// ceremony over a challenge bound to the request. Bundled by src/sandbox/build-web.mjs into
+// dist/web/app.js (no CDN, no inline code).
 import { createClient } from 'graphql-ws';
+import { credentialJSON, creationOptions, requestOptions } from './webauthn.js';
 
 const TOKEN_KEY = 'wallet-app-token';
-const REQUEST_FIELDS = 'id amount currency description merchantName status createdAt expiresAt';
+const REQUEST_FIELDS = 'id amount currency description merchantName status createdAt expiresAt updatedAt transactionId';
+/** What the subscriptions carry: a new request's fields, and a status change. */
+const NOTIFICATION_FIELDS = 'id amount currency description merchantName status createdAt expiresAt';
+const UPDATE_FIELDS = 'id status updatedAt transactionId';
+const PIN_MIN = 4;
+const PIN_MAX = 6;
 
 /** Words for the error codes a person can meet here. */
 const ERROR_WORDS = {
@@ -17,6 +25,8 @@ const ERROR_WORDS = {
   NOT_FOUND: 'This request no longer exists.',
   RATE_LIMITED: 'Too many attempts; wait a moment and try again.',
 };
+// VERIFICATION_FAILED and VERIFICATION_LOCKED are said in the gateway's own words: they count the
+// attempts left and say how long a lock lasts.
 
 const STATUS_WORDS = {
   PENDING: 'Waiting',
@@ -34,6 +44,8 @@ const state = {
   wallet: null,
   /** id → { request, element, decided } */
   requests: new Map(),
+  /** The user's passkeys (myPasskeys). */
+  passkeys: [],
   ws: null,
   ticker: null,
 };
@@ -45,13 +57,19 @@ function el(tag, className, text) {
   return node;
 }
 
-function money(amount, currency) {
-  try {
-    return new Intl.NumberFormat(undefined, { style: 'currency', currency, currencyDisplay: 'code' }).format(amount);
-  } catch {
-    return `${amount.toFixed(2)} ${currency}`;
-  }
+const AMOUNT_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+
+/** An amount without its currency, the same everywhere: `1,234.50`. */
+function amountText(amount) {
+  return AMOUNT_FORMAT.format(Number(amount));
 }
+
+/** The one money format of the page: `ETB 1,234.50` (code first, two decimals, whatever the browser's locale). */
+function money(amount, currency) {
+  return `${currency} ${amountText(amount)}`;
+}
+
+const TIME_FORMAT = new Intl.DateTimeFormat('en-GB', { day: 'numeric', month: 'short', hour: '2-digit', minute: '2-digit' });
 
 /** Error body or GraphQL error → words for a person. */
 function words(error) {
@@ -115,6 +133,10 @@ function signOut(message) {
   state.ws = null;
   for (const { element } of state.requests.values()) element.remove();
   state.requests.clear();
+  state.passkeys = [];
+  closePinPad();
+  $('passkeys').replaceChildren();
+  $('blocked').replaceChildren();
   $('wallet').hidden = true;
   $('live').hidden = true;
   $('signin').hidden = false;
@@ -130,7 +152,7 @@ function signOut(message) {
 function showWallet(wallet) {
   state.wallet = wallet;
   $('who').textContent = wallet.username;
-  $('balance').textContent = money(wallet.balance, wallet.currency).replace(wallet.currency, '').trim();
+  $('balance').textContent = amountText(wallet.balance);
   $('currency').textContent = wallet.currency;
   $('wallet-status').textContent = wallet.status === 'ACTIVE' ? '' : `Wallet ${wallet.status.toLowerCase()}`;
 }
@@ -144,6 +166,10 @@ function countdown(expiresAt) {
   const left = Math.max(0, Math.ceil((new Date(expiresAt).getTime() - Date.now()) / 1000));
   return { left, text: `${Math.floor(left / 60)}:${String(left % 60).padStart(2, '0')}` };
 }
+
+/** WebAuthn needs a domain name: on an IP address (127.0.0.1) the browser refuses every ceremony. */
+const onIpAddress = () => /^[\d.]+$|^\[/.test(location.hostname);
+const canUsePasskeys = () => typeof window.PublicKeyCredential === 'function' && !!navigator.credentials && !onIpAddress();
 
 /** Builds the card of a request (all text through textContent). */
 function card(request) {
@@ -159,19 +185,52 @@ function card(request) {
   error.setAttribute('role', 'alert');
   error.hidden = true;
   const actions = el('div', 'actions');
-  // The transaction PIN every approval needs (a plain field for now; the PIN pad comes with the passkeys work).
-  const pin = el('input', 'pin');
-  Object.assign(pin, { type: 'password', inputMode: 'numeric', autocomplete: 'off', maxLength: 6, placeholder: 'PIN' });
-  pin.setAttribute('aria-label', 'Transaction PIN');
-  pin.pattern = '[0-9]{4,6}';
   const reject = el('button', 'reject', 'Reject');
   const approve = el('button', 'approve primary', `Pay ${money(request.amount, request.currency)}`);
-  reject.type = approve.type = 'button';
-  reject.addEventListener('click', () => decide(request.id, 'reject'));
-  approve.addEventListener('click', () => decide(request.id, 'approve'));
-  actions.append(pin, reject, approve);
-  li.append(head, amount, description, timer, error, actions);
+  const passkey = el('button', 'passkey', 'Pay with passkey');
+  reject.type = approve.type = passkey.type = 'button';
+  passkey.hidden = !(canUsePasskeys() && state.passkeys.length > 0);
+  reject.addEventListener('click', () => rejectRequest(request.id));
+  approve.addEventListener('click', () => openPinPad(request.id, approve));
+  passkey.addEventListener('click', () => payWithPasskey(request.id));
+  actions.append(reject, approve, passkey);
+  const tools = el('div', 'tools');
+  const block = el('button', 'link block', 'Block merchant');
+  const report = el('button', 'link report', 'Report');
+  block.type = report.type = 'button';
+  block.addEventListener('click', () => confirmThen(li, `Block ${request.merchantName}? It will no longer be able to ask you for money.`, 'Block', () => blockMerchant(request.id)));
+  report.addEventListener('click', () => confirmThen(li, 'Report this request as unwanted? It will be rejected and our team told.', 'Report', () => reportRequest(request.id)));
+  tools.append(block, report);
+  const confirm = el('div', 'confirm');
+  confirm.hidden = true;
+  li.append(head, amount, description, timer, error, actions, tools, confirm);
   return li;
+}
+
+/** Asks on the card before an action that cannot be undone there (block, report). */
+function confirmThen(li, question, label, action) {
+  const box = li.querySelector('.confirm');
+  const yes = el('button', 'danger', label);
+  const no = el('button', '', 'Cancel');
+  yes.type = no.type = 'button';
+  const close = () => {
+    box.hidden = true;
+    box.replaceChildren();
+  };
+  yes.addEventListener('click', () => {
+    close();
+    action();
+  });
+  no.addEventListener('click', close);
+  box.replaceChildren(el('p', '', question), yes, no);
+  box.hidden = false;
+  yes.focus();
+}
+
+/** The passkey buttons follow whether the user has a passkey (and the browser can use it). */
+function showPasskeyButtons() {
+  const show = canUsePasskeys() && state.passkeys.length > 0;
+  for (const button of document.querySelectorAll('.request button.passkey')) button.hidden = !show;
 }
 
 function render(entry) {
@@ -189,10 +248,12 @@ function render(entry) {
     timer.textContent = `Expires in ${text}`;
     timer.classList.toggle('soon', left <= 30);
   } else {
-    timer.textContent = request.transactionId ? `Transaction ${request.transactionId.slice(0, 8)}…` : '';
+    // A decided request reads as what it was (merchant, description, amount) and when.
+    const when = request.updatedAt ? TIME_FORMAT.format(new Date(request.updatedAt)) : '';
+    timer.textContent = when ? `${STATUS_WORDS[request.status] ?? request.status} · ${when}` : '';
     timer.classList.remove('soon');
     for (const button of element.querySelectorAll('button')) button.disabled = true;
-    element.querySelector('.pin').hidden = true;
+    element.querySelector('.confirm').hidden = true;
     if (!entry.decided) {
       entry.decided = true;
       $('recent').prepend(element);
@@ -215,46 +276,344 @@ function upsert(request) {
     render(entry);
     return;
   }
+  // Something we have not seen but only know the id and status of: nothing to show.
+  if (request.merchantName === undefined) return;
   const created = { request: { ...request }, element: card(request), decided: false };
   state.requests.set(request.id, created);
   if (request.status === 'PENDING') $('pending').append(created.element);
+  else {
+    // Already decided when it arrived (at sign-in): into Recent, in the server's order.
+    created.decided = true;
+    $('recent').append(created.element);
+    $('recent-title').hidden = false;
+  }
   render(created);
 }
 
-async function decide(id, action) {
+/** Shows an error on a request's card (and the balance when the wallet cannot afford it). */
+function cardError(entry, err) {
+  const error = entry.element.querySelector('.error');
+  error.textContent = err.message;
+  if (err.code === 'INSUFFICIENT_FUNDS' && state.wallet) {
+    error.textContent = `${err.message} Your balance is ${money(state.wallet.balance, state.wallet.currency)}.`;
+  }
+  error.hidden = false;
+  if (err.code === 'PAYMENT_REQUEST_EXPIRED') upsert({ id: entry.request.id, status: 'EXPIRED' });
+}
+
+const APPROVE = 'mutation($id: ID!, $verification: ApprovalVerificationInput!) { approvePaymentRequest(id: $id, verification: $verification) { id status transactionId updatedAt } }';
+
+/** Runs one action of a card with its buttons disabled; errors land on the card. */
+async function onCard(id, work) {
   const entry = state.requests.get(id);
   if (!entry) return;
-  const error = entry.element.querySelector('.error');
   const buttons = entry.element.querySelectorAll('button');
-  error.hidden = true;
+  entry.element.querySelector('.error').hidden = true;
   for (const button of buttons) button.disabled = true;
   try {
-    const data =
-      action === 'approve'
-        ? await graphql(
-            'mutation($id: ID!, $v: ApprovalVerificationInput!) { approvePaymentRequest(id: $id, verification: $v) { id status transactionId } }',
-            { id, v: { pin: entry.element.querySelector('.pin').value } },
-          )
-        : await graphql('mutation($id: ID!) { rejectPaymentRequest(id: $id) { id status } }', { id });
-    upsert(action === 'approve' ? data.approvePaymentRequest : data.rejectPaymentRequest);
-    if (action === 'approve') await refreshWallet();
+    await work(entry);
   } catch (err) {
-    error.textContent = err.message;
-    error.hidden = false;
-    if (err.code === 'INSUFFICIENT_FUNDS' && state.wallet) {
-      error.textContent = `${err.message} Your balance is ${money(state.wallet.balance, state.wallet.currency)}.`;
-    }
-    if (err.code === 'PAYMENT_REQUEST_EXPIRED') upsert({ id, status: 'EXPIRED' });
-    if (err.code === 'VERIFICATION_FAILED' || err.code === 'VERIFICATION_LOCKED') entry.element.querySelector('.pin').value = '';
+    cardError(entry, err);
+  } finally {
     if (entry.request.status === 'PENDING') for (const button of buttons) button.disabled = false;
   }
 }
 
-/** Catch-up: the wallet and everything still pending (at start and after every reconnect). */
+async function approved(request) {
+  upsert(request);
+  await refreshWallet();
+}
+
+function rejectRequest(id) {
+  return onCard(id, async () => {
+    const data = await graphql('mutation($id: ID!) { rejectPaymentRequest(id: $id) { id status updatedAt } }', { id });
+    upsert(data.rejectPaymentRequest);
+  });
+}
+
+// ---------------------------------------------------------------- the PIN pad
+
+/** The open pad: which request, the digits typed so far (only here, never stored or logged), where focus returns. */
+const pad = { id: null, digits: '', returnFocus: null, busy: false };
+
+function showDigits() {
+  const dots = $('pin-dots');
+  const slots = Math.max(PIN_MIN, Math.min(PIN_MAX, pad.digits.length + 1));
+  dots.replaceChildren(...Array.from({ length: slots }, (_, i) => el('span', i < pad.digits.length ? 'dot on' : 'dot')));
+  dots.setAttribute('aria-label', `${pad.digits.length} of ${PIN_MIN} to ${PIN_MAX} digits entered`);
+  $('pin-ok').disabled = pad.busy || pad.digits.length < PIN_MIN;
+}
+
+function openPinPad(id, from) {
+  const entry = state.requests.get(id);
+  if (!entry || entry.request.status !== 'PENDING') return;
+  pad.id = id;
+  pad.digits = '';
+  pad.busy = false;
+  pad.returnFocus = from ?? document.activeElement;
+  $('pin-for').textContent = `Pay ${money(entry.request.amount, entry.request.currency)} to ${entry.request.merchantName}`;
+  $('pin-error').hidden = true;
+  showDigits();
+  $('pin-pad').hidden = false;
+  document.body.classList.add('modal-open');
+  $('pin-body').focus();
+}
+
+function closePinPad() {
+  if (pad.id === null) return;
+  pad.id = null;
+  pad.digits = '';
+  showDigits();
+  $('pin-pad').hidden = true;
+  document.body.classList.remove('modal-open');
+  const back = pad.returnFocus;
+  pad.returnFocus = null;
+  if (back && document.contains(back) && !back.disabled) back.focus();
+}
+
+function pinKey(key) {
+  if (pad.id === null || pad.busy) return;
+  if (/^[0-9]$/.test(key)) {
+    if (pad.digits.length < PIN_MAX) pad.digits += key;
+    $('pin-error').hidden = true;
+  } else if (key === 'Backspace') {
+    pad.digits = pad.digits.slice(0, -1);
+  } else if (key === 'Enter') {
+    if (pad.digits.length >= PIN_MIN) submitPin();
+    return;
+  } else if (key === 'Escape') {
+    closePinPad();
+    return;
+  } else return;
+  showDigits();
+}
+
+async function submitPin() {
+  const id = pad.id;
+  const pin = pad.digits;
+  pad.digits = '';
+  pad.busy = true;
+  showDigits();
+  try {
+    const data = await graphql(APPROVE, { id, verification: { pin } });
+    pad.busy = false;
+    closePinPad();
+    await approved(data.approvePaymentRequest);
+  } catch (err) {
+    pad.busy = false;
+    if (err.code === 'VERIFICATION_FAILED') {
+      // Wrong PIN: try again on the pad (the gateway counts the failures).
+      $('pin-error').textContent = err.message;
+      $('pin-error').hidden = false;
+      showDigits();
+      $('pin-body').focus();
+      return;
+    }
+    closePinPad();
+    const entry = state.requests.get(id);
+    if (entry) cardError(entry, err);
+  }
+}
+
+/** Keeps Tab inside the pad while it is open. */
+function trapFocus(event) {
+  const focusable = [...$('pin-pad').querySelectorAll('button:not([disabled])')];
+  if (focusable.length === 0) return;
+  const first = focusable[0];
+  const last = focusable[focusable.length - 1];
+  if (event.shiftKey && (document.activeElement === first || document.activeElement === $('pin-body'))) {
+    event.preventDefault();
+    last.focus();
+  } else if (!event.shiftKey && document.activeElement === last) {
+    event.preventDefault();
+    first.focus();
+  }
+}
+
+// ---------------------------------------------------------------- passkeys
+
+function showPasskeys() {
+  const list = $('passkeys');
+  list.replaceChildren(
+    ...state.passkeys.map((p) => {
+      const li = el('li', 'passkey-item');
+      const text = el('div', 'grow');
+      text.append(el('div', 'name', p.name), el('div', 'muted small', p.lastUsedAt ? `Last used ${TIME_FORMAT.format(new Date(p.lastUsedAt))}` : `Added ${TIME_FORMAT.format(new Date(p.createdAt))}`));
+      const remove = el('button', 'link remove', 'Remove');
+      remove.type = 'button';
+      remove.setAttribute('aria-label', `Remove passkey ${p.name}`);
+      remove.addEventListener('click', () => removePasskey(p.id));
+      li.append(text, remove);
+      return li;
+    }),
+  );
+  if (!canUsePasskeys()) {
+    $('add-passkey').disabled = true;
+    $('passkey-error').textContent = onIpAddress()
+      ? `Passkeys need a domain name: open this page at ${location.protocol}//localhost${location.port ? `:${location.port}` : ''}/app.`
+      : 'This browser cannot use passkeys.';
+    $('passkey-error').hidden = false;
+  }
+  showPasskeyButtons();
+}
+
+const PASSKEYS_QUERY = 'myPasskeys { id name createdAt lastUsedAt }';
+
+async function loadPasskeys() {
+  const data = await graphql(`{ ${PASSKEYS_QUERY} }`);
+  state.passkeys = data.myPasskeys;
+  showPasskeys();
+}
+
+function passkeyError(err) {
+  $('passkey-error').textContent = err.message;
+  $('passkey-error').hidden = false;
+}
+
+/** A WebAuthn ceremony the user cancelled or the browser refused, in words. */
+function ceremonyWords(err) {
+  if (err?.name === 'NotAllowedError') return 'The passkey request was cancelled or timed out.';
+  if (err?.name === 'InvalidStateError') return 'This device already holds one of your passkeys.';
+  if (err instanceof GraphQLRequestError) return err.message;
+  return 'The browser could not use a passkey here.';
+}
+
+async function addPasskey() {
+  const button = $('add-passkey');
+  $('passkey-error').hidden = true;
+  button.disabled = true;
+  try {
+    const data = await graphql('mutation { passkeyRegistrationOptions }');
+    const credential = await navigator.credentials.create({ publicKey: creationOptions(data.passkeyRegistrationOptions) });
+    if (!credential) throw new Error('no credential');
+    const platform = navigator.userAgentData?.platform || 'this device';
+    await graphql('mutation($response: JSONObject!, $name: String) { registerPasskey(response: $response, name: $name) { id } }', {
+      response: credentialJSON(credential),
+      name: `Passkey on ${platform}`.slice(0, 64),
+    });
+    await loadPasskeys();
+  } catch (err) {
+    passkeyError({ message: ceremonyWords(err) });
+  } finally {
+    button.disabled = !canUsePasskeys();
+  }
+}
+
+async function removePasskey(id) {
+  $('passkey-error').hidden = true;
+  try {
+    await graphql('mutation($id: ID!) { removePasskey(id: $id) }', { id });
+    await loadPasskeys();
+  } catch (err) {
+    passkeyError(err);
+  }
+}
+
+function payWithPasskey(id) {
+  return onCard(id, async () => {
+    let assertion;
+    try {
+      const data = await graphql('mutation($id: ID!) { approvalChallenge(id: $id) }', { id });
+      const credential = await navigator.credentials.get({ publicKey: requestOptions(data.approvalChallenge) });
+      if (!credential) throw new Error('no credential');
+      assertion = credentialJSON(credential);
+    } catch (err) {
+      if (err instanceof GraphQLRequestError) throw err;
+      throw Object.assign(new Error(ceremonyWords(err)), { code: 'CEREMONY' });
+    }
+    try {
+      const data = await graphql(APPROVE, { id, verification: { passkey: assertion } });
+      await approved(data.approvePaymentRequest);
+      loadPasskeys().catch(() => undefined); // its last use
+    } catch (err) {
+      if (err.code === 'VERIFICATION_FAILED') err.message = `${err.message} Try again, or pay with your PIN.`;
+      throw err;
+    }
+  });
+}
+
+// ---------------------------------------------------------------- blocked merchants and reports
+
+function showBlocked(blocked) {
+  $('blocked-empty').hidden = blocked.length > 0;
+  $('blocked').replaceChildren(
+    ...blocked.map((b) => {
+      const li = el('li', 'blocked-item');
+      li.dataset.id = b.id;
+      const text = el('div', 'grow');
+      text.append(el('div', 'name', b.merchantName), el('div', 'muted small', `Blocked ${TIME_FORMAT.format(new Date(b.blockedAt))}`));
+      const unblock = el('button', 'link unblock', 'Unblock');
+      unblock.type = 'button';
+      unblock.setAttribute('aria-label', `Unblock ${b.merchantName}`);
+      unblock.addEventListener('click', () => unblockMerchant(b.id));
+      li.append(text, unblock);
+      return li;
+    }),
+  );
+}
+
+const BLOCKED_QUERY = 'myBlockedMerchants { id merchantName blockedAt }';
+
+async function loadBlocked() {
+  $('blocked-error').hidden = true;
+  try {
+    const data = await graphql(`{ ${BLOCKED_QUERY} }`);
+    showBlocked(data.myBlockedMerchants);
+  } catch (err) {
+    $('blocked-error').textContent = err.message;
+    $('blocked-error').hidden = false;
+  }
+}
+
+function blockMerchant(id) {
+  return onCard(id, async (entry) => {
+    await graphql('mutation($id: ID!) { blockMerchant(paymentRequestId: $id) { id merchantName blockedAt } }', { id });
+    if (entry.request.status === 'PENDING') upsert({ id, status: 'REJECTED', updatedAt: new Date().toISOString() });
+    await loadBlocked();
+  });
+}
+
+function reportRequest(id) {
+  return onCard(id, async () => {
+    const data = await graphql('mutation($id: ID!) { reportPaymentRequest(id: $id) { id status updatedAt } }', { id });
+    upsert(data.reportPaymentRequest);
+  });
+}
+
+async function unblockMerchant(id) {
+  $('blocked-error').hidden = true;
+  try {
+    await graphql('mutation($id: ID!) { unblockMerchant(id: $id) }', { id });
+  } catch (err) {
+    $('blocked-error').textContent = err.message;
+    $('blocked-error').hidden = false;
+  }
+  await loadBlocked();
+}
+
+// ---------------------------------------------------------------- loading and live updates
+
+/**
+ * Catch-up (at start and after every reconnect): the wallet, everything still pending, what was
+ * decided lately (a payment approved elsewhere shows), the passkeys and the blocked merchants.
+ */
 async function load() {
-  const data = await graphql(`{ myWallet { walletId username status balance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } }`);
+  // One round trip: the page is quiet once it is answered.
+  const data = await graphql(
+    `{ myWallet { walletId username status balance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } myRecentPaymentRequests(limit: 10) { ${REQUEST_FIELDS} } ${PASSKEYS_QUERY} ${BLOCKED_QUERY} }`,
+  );
   showWallet(data.myWallet);
   for (const request of data.myPendingPaymentRequests) upsert(request);
+  for (const request of data.myRecentPaymentRequests) upsert(request);
+  state.passkeys = data.myPasskeys;
+  showPasskeys();
+  showBlocked(data.myBlockedMerchants);
+}
+
+/** A status change of a request this page has not shown: its details from the server, into Recent. */
+async function loadRecent() {
+  const data = await graphql(`{ myRecentPaymentRequests(limit: 10) { ${REQUEST_FIELDS} } }`);
+  for (const request of data.myRecentPaymentRequests) upsert(request);
 }
 
 function setLive(live) {
@@ -289,17 +648,16 @@ function connect() {
     next: (result) => {
       const request = result.data?.[field];
       if (!request) return;
-      if (field === 'paymentRequested') upsert(request);
-      else if (state.requests.has(request.id)) {
-        upsert(request);
-        if (request.status === 'APPROVED') refreshWallet().catch(() => undefined);
-      }
+      if (field === 'paymentRequestUpdated' && !state.requests.has(request.id)) loadRecent().catch(() => undefined);
+      else upsert(request);
+      // Money moved (here or elsewhere): the balance comes from the server.
+      if (field === 'paymentRequestUpdated' && request.status === 'APPROVED') refreshWallet().catch(() => undefined);
     },
     error: () => setLive(false),
     complete: () => undefined,
   });
-  client.subscribe({ query: `subscription { paymentRequested { ${REQUEST_FIELDS} } }` }, sink('paymentRequested'));
-  client.subscribe({ query: 'subscription { paymentRequestUpdated { id status updatedAt transactionId } }' }, sink('paymentRequestUpdated'));
+  client.subscribe({ query: `subscription { paymentRequested { ${NOTIFICATION_FIELDS} } }` }, sink('paymentRequested'));
+  client.subscribe({ query: `subscription { paymentRequestUpdated { ${UPDATE_FIELDS} } }` }, sink('paymentRequestUpdated'));
 }
 
 async function start() {
@@ -337,5 +695,27 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
   $('signout').addEventListener('click', () => signOut());
+  $('add-passkey').addEventListener('click', () => addPasskey());
+  for (const key of document.querySelectorAll('#pin-pad .key')) {
+    // mousedown would move focus away from the pad's body; keep typing going to the pad.
+    key.addEventListener('click', () => {
+      pinKey(key.dataset.key);
+      if (pad.id !== null) $('pin-body').focus();
+    });
+  }
+  $('pin-cancel').addEventListener('click', () => closePinPad());
+  $('pin-pad').addEventListener('click', (event) => {
+    if (event.target === $('pin-pad')) closePinPad();
+  });
+  document.addEventListener('keydown', (event) => {
+    if (pad.id === null) return;
+    if (event.key === 'Tab') return trapFocus(event);
+    // Enter or Space on a focused pad button is that button's click; everything else is the PIN.
+    if (event.target instanceof HTMLButtonElement && (event.key === 'Enter' || event.key === ' ')) return;
+    if (/^[0-9]$/.test(event.key) || event.key === 'Backspace' || event.key === 'Enter' || event.key === 'Escape') {
+      event.preventDefault();
+      pinKey(event.key);
+    }
+  });
   if (state.token) start();
 });
