@@ -12,6 +12,7 @@ export { WalletGateway, type EventFilter, type PaymentRequestFilter, type PostOp
 export { WalletGatewayConnectionError, WalletGatewayError, WalletGatewayTimeoutError } from './errors.js';
 export type { PaymentOutcome, WaitOptions } from './outcome.js';
 export type { RetryInfo } from './retry.js';
+export { EVENT_TYPES, isEventType } from './event-types.js';
 export { verify as verifyWebhook, webhooks, WebhookVerificationError, type HeadersLike } from './webhooks.js';
 export type * from './types.js';
 export type { components, paths, webhooks as WebhookOperations } from './generated/openapi.js';
