@@ -67,4 +67,5 @@ export const TRANSACTION_FIELDS = [
   'updatedAt',
   'paymentProvider',
   'paymentReference',
+  'refundedAmount',
 ] as const satisfies ReadonlyArray<keyof TransactionView>;

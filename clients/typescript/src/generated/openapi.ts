@@ -614,7 +614,8 @@ export interface webhooks {
                      *           "createdAt": "2026-11-22T18:00:41.000Z",
                      *           "updatedAt": "2026-11-22T18:00:41.000Z",
                      *           "paymentProvider": "WALLET",
-                     *           "paymentReference": "WPAY000000001234-X7K2QD"
+                     *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "refundedAmount": 0
                      *         }
                      *       }
                      *     }
@@ -970,7 +971,8 @@ export interface webhooks {
                      *           "createdAt": "2026-11-22T18:00:41.000Z",
                      *           "updatedAt": "2026-11-23T09:12:00.000Z",
                      *           "paymentProvider": "WALLET",
-                     *           "paymentReference": "WPAY000000001234-X7K2QD"
+                     *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "refundedAmount": 12.5
                      *         }
                      *       }
                      *     }
@@ -1243,9 +1245,10 @@ export interface components {
              */
             currency: string;
             /**
-             * @description A wallet payment is `COMPLETED` when the user approves it and becomes `REFUNDED` if it
-             *     is refunded. `PENDING`, `PROCESSING`, `FAILED` and `CANCELLED` are reserved for
-             *     asynchronous payment providers.
+             * @description A wallet payment is `COMPLETED` when the user approves it and becomes `REFUNDED` once
+             *     all of it is refunded (a partial refund leaves it `COMPLETED`: see `refundedAmount`).
+             *     `PENDING`, `PROCESSING`, `FAILED` and `CANCELLED` are reserved for asynchronous
+             *     payment providers.
              * @enum {string}
              */
             status: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "CANCELLED" | "REFUNDED";
@@ -1264,6 +1267,15 @@ export interface components {
              * @example WPAY000000001234-X7K2QD
              */
             paymentReference: string;
+            /**
+             * Format: double
+             * @description How much of `amount` has been refunded so far, in `currency`: `0` until an operator
+             *     refunds, and `amount` exactly when `status` is `REFUNDED`.
+             * @example 0
+             * @example 5
+             * @example 12.5
+             */
+            refundedAmount: number;
         };
         /** PaymentRequestPage */
         PaymentRequestPage: {
