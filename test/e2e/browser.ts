@@ -1,4 +1,6 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`apt-get install -y chromium`), or CHROMIUM_PATH. */
@@ -43,4 +45,11 @@ export async function phonePage(browser: Browser, width = 390, height = 844, mob
     if (msg.type() === 'error' && /Content Security Policy/i.test(msg.text())) problems.cspViolations.push(msg.text());
   });
   return { page, problems };
+}
+
+/** Where the browser tests leave their screenshots: `.artefacts/e2e/<name>` (git-ignored), or E2E_ARTEFACTS. */
+export function artefact(name: string): string {
+  const dir = process.env.E2E_ARTEFACTS ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.artefacts/e2e');
+  mkdirSync(dir, { recursive: true });
+  return path.join(dir, name);
 }
