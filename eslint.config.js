@@ -3,7 +3,7 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'coverage/**', 'clients/*/dist/**', 'clients/*/src/generated/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'tmp/**', '.artefacts/**', 'coverage/**', 'clients/*/dist/**', 'clients/*/src/generated/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -14,7 +14,7 @@ export default tseslint.config(
       'no-console': 'error',
     },
   },
-  { files: ['bin/**', 'bench/**', 'src/cli/**'], rules: { 'no-console': 'off' } },
+  { files: ['bin/**', 'bench/**', 'src/cli/**', 'examples/**'], rules: { 'no-console': 'off' } },
   // Browser code of the sandbox pages (bundled by src/sandbox/build-web.mjs).
   { files: ['src/sandbox/web/**'], languageOptions: { globals: { ...globals.browser } } },
   // Tests read loosely typed JSON bodies.

@@ -54,7 +54,7 @@ const pem = (label: 'PRIVATE KEY' | 'PUBLIC KEY') =>
 /**
  * Every setting, declared once: its environment variable, how it is validated and its default.
  * The Config a process reads is this object with camelCase names (KEY_CACHE_TTL_MS →
- * keyCacheTtlMs), typed by z.infer; the README's Configuration table says what each one means.
+ * keyCacheTtlMs), typed by z.infer; the Configuration table of docs/operations.md says what each one means.
  */
 const settings = z.object({
   APP_ENV: z.enum(['development', 'production']).default('development'),

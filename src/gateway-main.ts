@@ -3,6 +3,7 @@ import cluster from 'node:cluster';
 import pino from 'pino';
 import { loadConfig, ConfigError } from './config.js';
 import { createLogger, defaultLogFormat } from './logger.js';
+import { nextSteps, nextStepsText } from './next-steps.js';
 import { openDatabase } from './db/database.js';
 import { createGateway } from './server.js';
 import { runPrimary } from './cluster.js';
@@ -25,7 +26,8 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError) failedToStart(err.message);
     throw err;
   }
-  const logger = createLogger(config.logLevel, undefined, { format: config.logFormat ?? defaultLogFormat(config.appEnv) });
+  const format = config.logFormat ?? defaultLogFormat(config.appEnv);
+  const logger = createLogger(config.logLevel, undefined, { format });
   if (tracing.startError) logger.warn({ err: { message: tracing.startError } }, 'tracing not started; running without it');
   else if (tracing.on) logger.info({ exporter: process.env.OTEL_TRACES_EXPORTER ?? 'otlp' }, 'tracing on');
   // Node prints warnings (MaxListenersExceeded, deprecations) as plain text on stderr; here they
@@ -57,6 +59,12 @@ async function main(): Promise<void> {
   const gateway = await createGateway({ config, db, logger });
   const url = await gateway.listen();
   logger.info({ url, env: config.appEnv }, 'wallet gateway listening');
+  // Development: where to go next, once per start (the first worker of a cluster says it).
+  const steps = nextSteps(url, config);
+  if (steps && (cluster.isPrimary || cluster.worker?.id === 1)) {
+    if (format === 'pretty') process.stdout.write(`${nextStepsText(steps)}\n`);
+    else logger.info({ next: steps }, 'next steps');
+  }
 
   let stopping = false;
   const stop = async (signal: string): Promise<void> => {

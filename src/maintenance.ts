@@ -5,7 +5,7 @@ import { PollLoop } from './background/poll-loop.js';
 /** Rows one statement deletes at most: a pass stays short however much is due; the next pass goes on. */
 const RETENTION_BATCH = 5000;
 
-/** How long each kind of record is kept (config.ts; the README's "Retention"). */
+/** How long each kind of record is kept (config.ts; docs/operations.md, "Retention"). */
 export interface Retention {
   eventRetentionDays: number;
   webhookDeliveryRetentionDays: number;

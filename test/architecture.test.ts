@@ -48,3 +48,22 @@ test('the check finds relative imports of every form', () => {
     path.join('ws', 'x.js'),
   ]);
 });
+
+test('`wallet-gateway listen|trigger` (src/cli/merchant-main.ts) loads the typed client, the webhook signing and Node, never the gateway', async () => {
+  const seen = new Set<string>();
+  const packages = new Set<string>();
+  const visit = async (rel: string): Promise<void> => {
+    if (seen.has(rel)) return;
+    seen.add(rel);
+    const file = path.join(SRC, rel.replace(/\.js$/, '.ts'));
+    const text = await readFile(file, 'utf8');
+    for (const m of text.matchAll(/^(?:import|export)(?!\s+type\b)[^'"]*?from\s+'([^']+)'|^import\s+'([^']+)'|import\(\s*'([^']+)'\s*\)/gm)) {
+      const spec = (m[1] ?? m[2] ?? m[3])!;
+      if (spec.startsWith('.')) await visit(path.relative(SRC, path.resolve(path.dirname(file), spec)));
+      else packages.add(spec);
+    }
+  };
+  await visit(path.join('cli', 'merchant-main.js'));
+  expect([...seen].sort()).toEqual([path.join('cli', 'merchant-main.js'), path.join('cli', 'merchant.js'), 'runtime.js', path.join('webhooks', 'signing.js')].sort());
+  expect([...packages].filter((p) => !p.startsWith('node:')).sort()).toEqual(['@wallet-gateway/client', 'standardwebhooks']);
+});

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, DEV_DEFAULTS, SETTING_NAMES, loadConfig, type Config } from '../src/config.js';
 import { migratedDataDir } from './helpers/db.js';
 import { OTHER_TEST_CONSENT_KEY, TEST_CONSENT_KEY, publicPemOf } from './helpers/consent-keys.js';
+import { until } from './helpers/expect.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -344,7 +345,15 @@ describe('the process (node dist/src/main.js)', () => {
         .find((l) => l.level === 40 && /development secrets/.test(l.msg));
       expect(warning).toBeDefined();
       expect([...warning.secrets].sort()).toEqual([...SECRETS].sort());
-      for (const v of Object.values(DEV_DEFAULTS)) expect(stdout).not.toContain(v);
+      // The signing secrets never; the development admin token only where the next steps show it
+      // (issue 27: a development start says which admin token is in use; it is the public default).
+      expect(stdout).not.toContain(DEV_DEFAULTS.KEY_SIGNING_SECRET);
+      expect(stdout).not.toContain(DEV_DEFAULTS.USER_TOKEN_SECRET);
+      await until(() => stdout.includes('"next steps"'), 10_000, 'the next steps line');
+      const lines = stdout.split('\n').filter(Boolean);
+      expect(lines.filter((l) => l.includes(DEV_DEFAULTS.ADMIN_TOKEN)).map((l) => JSON.parse(l))).toEqual([
+        expect.objectContaining({ msg: 'next steps', next: expect.objectContaining({ adminToken: DEV_DEFAULTS.ADMIN_TOKEN }) }),
+      ]);
     } finally {
       child.kill('SIGTERM');
       const hard = setTimeout(() => child.kill('SIGKILL'), 10_000);
@@ -354,8 +363,8 @@ describe('the process (node dist/src/main.js)', () => {
   }, 90_000);
 });
 
-test("the README's Configuration table documents exactly the settings the gateway reads (and OpenTelemetry's own)", () => {
-  const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+test("the Configuration table (docs/operations.md) documents exactly the settings the gateway reads (and OpenTelemetry's own)", () => {
+  const readme = readFileSync(new URL('../docs/operations.md', import.meta.url), 'utf8');
   const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 1));
   const documented = new Set(
     section

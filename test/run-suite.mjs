@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Runs the property and fault suites at a chosen size (see README "Proof suites"):
+// Runs the property and fault suites at a chosen size (see docs/testing.md, "Robustness and the proof suites"):
 //   npm run test:fuzz   -- [--count N] [--seed S]   test/fuzz       (N cases per door)
 //   npm run test:model  -- [--runs N]  [--seed S]   test/model      (N command sequences)
 //   npm run test:faults                              test/process    (the real process: SIGTERM, kill -9, outage, locks)

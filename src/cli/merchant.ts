@@ -3,15 +3,15 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { decodeJwt } from 'jose';
-import { WalletGateway, WalletGatewayConnectionError, WalletGatewayError, type EventType, type GatewayEvent } from '@wallet-gateway/client';
-import { EVENT_TYPES, isEventType } from '../events/events.js';
+import { EVENT_TYPES, isEventType, WalletGateway, WalletGatewayConnectionError, WalletGatewayError, type EventType, type GatewayEvent } from '@wallet-gateway/client';
 import { webhookHeaders } from '../webhooks/signing.js';
 
 /**
  * The developer's commands of the CLI (issue 20): `listen` and `trigger` talk to a running
  * gateway over HTTP with the developer's own secret key, through the merchant's client
- * (`@wallet-gateway/client`), like the merchant's server does. They never open the database.
+ * (`@wallet-gateway/client`), like the merchant's server does. They never open the database,
+ * and this module imports only the client, the webhook signing (standardwebhooks) and Node's
+ * own modules: `npx wallet-gateway listen|trigger` loads it without the gateway (merchant-main.ts).
  */
 
 /** A mistake in how the command was called, or an answer that ends it: message on stderr, exit 2. */
@@ -83,7 +83,9 @@ interface ListenState {
 function defaultStateFile(conn: Connection, env: NodeJS.ProcessEnv): string {
   let developer = conn.key;
   try {
-    developer = String(decodeJwt(conn.key.replace(/^sk_(test|live)_/, '')).dev ?? conn.key);
+    // The key's JWT payload (not verified: only to name the file; the gateway checks the key).
+    const payload = conn.key.replace(/^sk_(test|live)_/, '').split('.')[1] ?? '';
+    developer = String((JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { dev?: unknown }).dev ?? conn.key);
   } catch {
     /* not a key of ours: the gateway will say so; name the file after the key itself */
   }
@@ -121,11 +123,19 @@ async function endOfStream(gateway: WalletGateway): Promise<string | null> {
   }
 }
 
-/** A refused key ends `listen` (no retry cures it); anything else is left to the caller. */
+/** A refused key ends the command (no retry cures it), naming what to fix; anything else is left to the caller. */
 function refusedKey(err: unknown): void {
   if (err instanceof WalletGatewayError && (err.statusCode === 401 || err.statusCode === 403)) {
-    throw new MerchantCommandError(`the gateway refused the key: ${err.message}`);
+    throw new MerchantCommandError(`the gateway refused the key: ${err.message} (set --key or WALLET_GATEWAY_KEY)`);
   }
+}
+
+/** A gateway that cannot be reached: the message says which flag or variable sets the address. */
+function namingUrl(err: unknown): unknown {
+  if (err instanceof WalletGatewayConnectionError && !err.message.includes('WALLET_GATEWAY_URL')) {
+    err.message = `${err.message} (is it running? set --url or WALLET_GATEWAY_URL)`;
+  }
+  return err;
 }
 
 /** One forward to the local receiver: signed like a gateway delivery, with `listen`'s own secret. */
@@ -216,6 +226,7 @@ async function listen(args: string[], io: MerchantIo): Promise<number> {
         continue;
       }
       if (!(err instanceof WalletGatewayError || err instanceof WalletGatewayConnectionError)) throw err;
+      namingUrl(err);
       if (err.message !== failing) io.stderr(`wallet-gateway listen: ${err.message}; retrying\n`);
       failing = err.message;
       await sleep(1000, io.signal);
@@ -261,6 +272,7 @@ async function trigger(args: string[], io: MerchantIo): Promise<number> {
   try {
     walletId = await gateway.accounts.walletId(plan.wallet);
   } catch (err) {
+    refusedKey(err);
     if (err instanceof WalletGatewayError && err.statusCode === 404) {
       throw new MerchantCommandError(`this gateway has no test wallet ${plan.wallet}: trigger works against development gateways with their test wallets`);
     }
@@ -300,6 +312,23 @@ export const MERCHANT_USAGE = `Developer commands (over HTTP to a running gatewa
   default ${DEFAULT_GATEWAY_URL}).`;
 
 /** Runs `listen` or `trigger`. */
-export function runMerchantCommand(command: 'listen' | 'trigger', args: string[], io: MerchantIo): Promise<number> {
-  return command === 'listen' ? listen(args, io) : trigger(args, io);
+export async function runMerchantCommand(command: 'listen' | 'trigger', args: string[], io: MerchantIo): Promise<number> {
+  try {
+    return await (command === 'listen' ? listen(args, io) : trigger(args, io));
+  } catch (err) {
+    throw namingUrl(err);
+  }
+}
+
+/**
+ * `listen` or `trigger` as the executable runs them (src/cli/merchant-main.ts): like `runCli`, one
+ * line on stderr and exit 2 for a mistake or a refusal, 1 for anything else, never a stack trace.
+ */
+export async function runMerchantCli(command: 'listen' | 'trigger', args: string[], io: MerchantIo): Promise<number> {
+  try {
+    return await runMerchantCommand(command, args, io);
+  } catch (err) {
+    io.stderr(`wallet-gateway: ${err instanceof Error ? err.message : String(err)}\n`);
+    return err instanceof MerchantCommandError || err instanceof WalletGatewayError ? 2 : 1;
+  }
 }

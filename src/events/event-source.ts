@@ -52,7 +52,7 @@ export class PgListenSource implements WakeupSource {
   private hintTimer: NodeJS.Timeout | undefined;
   /** A hint waiting to be sent (true: one of its commits queued deliveries). */
   private pendingHint: boolean | undefined;
-  /** NOTIFYs sent (tests and the README's measurements read it). */
+  /** NOTIFYs sent (tests and the measurements in docs/performance.md read it). */
   readonly stats = { notifies: 0 };
   healthy = false;
 

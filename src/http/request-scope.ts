@@ -10,6 +10,14 @@ import type { GatewayState } from './state.js';
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
+ * Routes that clients poll: the events feed, which `wallet-gateway listen` (and a merchant's own
+ * poller) reads twice a second. A successful read of one of them is logged at debug, not info: it
+ * changes nothing and says nothing new, and at info it was most of a development log (667 of 815
+ * lines in 8 minutes of `listen`). A failed poll, and every other request, stays at info.
+ */
+const POLLED_ROUTES: ReadonlySet<string> = new Set(['GET /api/v1/events']);
+
+/**
  * The outermost middleware of the HTTP door: the request id (a sane incoming X-Request-Id, else
  * a new one), the one error boundary (every error becomes the Error body through
  * `describeError`, with the headers it brings), the RateLimit-* headers of the operation, the
@@ -45,7 +53,8 @@ export function requestScope(logger: Logger, metrics: Metrics): Koa.Middleware<G
       const route = ctx.state.route ?? (ctx.status === 404 ? 'unmatched' : `${ctx.method} other`);
       if (tracing.on) annotateHttpRoute(ctx.state.route);
       metrics.httpDuration.observe({ method: ctx.method, route, status: String(ctx.status) }, seconds);
-      logger.info(
+      const quiet = POLLED_ROUTES.has(route) && ctx.status < 400;
+      logger[quiet ? 'debug' : 'info'](
         { requestId: ctx.state.requestId, method: ctx.method, route, status: ctx.status, durationMs: Math.round(seconds * 1e5) / 100 },
         'request',
       );

@@ -63,9 +63,27 @@ const INIT_SCRIPT = `window.addEventListener('load', function () {
 });
 `;
 
+/**
+ * The page's own style. On a phone (390 px) Swagger UI's descriptions ran off the right edge:
+ * their Markdown tables and long inline code are wider than the screen. Tables scroll sideways
+ * inside their own box, code and long words wrap, and nothing makes the page wider than the screen.
+ */
 const PAGE_STYLE = `body { margin: 0; background: #fafafa; }
-.docs-header { padding: 12px 20px; background: #1b1f24; color: #fff; font: 14px/1.4 sans-serif; }
+.docs-header { padding: 12px 20px; background: #1b1f24; color: #fff; font: 14px/1.4 sans-serif; overflow-wrap: anywhere; }
 .docs-header a { color: #9ecbff; }
+.swagger-ui { overflow-wrap: anywhere; }
+.swagger-ui .markdown table, .swagger-ui .renderedMarkdown table { display: block; max-width: 100%; overflow-x: auto; }
+.swagger-ui .markdown code, .swagger-ui .renderedMarkdown code { white-space: pre-wrap; word-break: break-word; }
+.swagger-ui pre { max-width: 100%; overflow-x: auto; }
+@media (max-width: 600px) {
+  .swagger-ui .wrapper { padding: 0 10px; }
+  .swagger-ui .info { margin: 20px 0; }
+  .swagger-ui .opblock .opblock-summary { flex-wrap: wrap; }
+  .swagger-ui .opblock .opblock-summary-path { max-width: 100%; }
+  .swagger-ui table { display: block; max-width: 100%; overflow-x: auto; }
+  .swagger-ui .servers > label { margin-right: 0; max-width: 100%; }
+  .swagger-ui .servers select { max-width: 100%; }
+}
 `;
 
 const OWN_ASSETS: Readonly<Record<string, { type: string; body: string }>> = {

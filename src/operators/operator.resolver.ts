@@ -34,6 +34,6 @@ export class OperatorResolver {
   @Query(() => CurrentOperator, { description: 'Who this admin call runs as.' })
   currentOperator(@Ctx() ctx: Context): CurrentOperator {
     const { operator } = ctx.principal as Extract<Context['principal'], { kind: 'admin' }>;
-    return Object.assign(new CurrentOperator(), { id: operator.id, name: operator.name });
+    return Object.assign(new CurrentOperator(), { operatorId: operator.id, id: operator.id, name: operator.name });
   }
 }

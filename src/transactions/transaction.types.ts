@@ -76,4 +76,5 @@ export const TRANSACTION_FIELDS = [
   'paymentProvider',
   'paymentReference',
   'consentReceipt',
+  'refundedAmount',
 ] as const satisfies ReadonlyArray<keyof TransactionView>;

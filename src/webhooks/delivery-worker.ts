@@ -164,8 +164,9 @@ export class DeliveryWorker {
         );
       }
     });
-    // Ids and outcome only: never the body, the URL's query or any secret.
-    this.log.info(
+    // Ids and outcome only: never the body, the URL's query or any secret. A failed attempt is a
+    // warning (the merchant's endpoint needs looking at), with its endpoint and attempt number.
+    this.log[ok ? 'info' : 'warn'](
       { deliveryId: d.id, eventId: d.eventId, endpointId: d.endpointId, attempt: d.attempts, httpStatus: outcome.status, error, status },
       'webhook attempt',
     );

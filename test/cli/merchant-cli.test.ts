@@ -5,7 +5,9 @@
 import { mkdtemp, readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createServer } from 'node:net';
 import { runCli } from '../../src/cli/cli.js';
+import { spawnCli } from '../helpers/cli.js';
 import { useTestApp, factories, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { startReceiver, verify } from '../webhooks/receiver.js';
 
@@ -132,6 +134,19 @@ describe('trigger', () => {
     }
   });
 
+  test('a gateway that cannot be reached: the real executable says where it looked and which flag or variable to set', async () => {
+    const dev = await factories(app).developer();
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as { port: number };
+        probe.close(() => resolve(port));
+      });
+    });
+    const r = await spawnCli(['trigger', 'payment_request.created', '--key', dev.secretKey], bareEnv({ WALLET_GATEWAY_URL: `http://127.0.0.1:${closed}` }));
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(r.stderr).toBe(`wallet-gateway: Could not reach the wallet gateway at http://127.0.0.1:${closed}: ECONNREFUSED (is it running? set --url or WALLET_GATEWAY_URL)\n`);
+  });
+
   test('a gateway without test wallets (production, or turned off) is refused', async () => {
     const plain = await startTestApp({ env: { SANDBOX_TEST_WALLETS: 'false' } });
     try {
@@ -243,7 +258,7 @@ describe('listen', () => {
       [['--forward-to', 'http://127.0.0.1:9/x', '--events', 'payment_request.paid', ...key], /--events: unknown event type "payment_request.paid"/],
       [['--forward-to', 'http://127.0.0.1:9/x', '--url', 'localhost:3000', '--key', dev.secretKey], /--url must be the gateway's address/],
       [['--forward-to', 'http://127.0.0.1:9/x', '--bogus', ...key], /Unknown option '--bogus'/],
-      [['--forward-to', 'http://127.0.0.1:9/x', ...state, '--key', `${dev.secretKey.slice(0, -3)}abc`, '--url', app.baseUrl], /the gateway refused the key: Invalid secret key/],
+      [['--forward-to', 'http://127.0.0.1:9/x', ...state, '--key', `${dev.secretKey.slice(0, -3)}abc`, '--url', app.baseUrl], /the gateway refused the key: Invalid secret key \(set --key or WALLET_GATEWAY_KEY\)/],
     ] as Array<[string[], RegExp]>) {
       const running = listen(args);
       const code = await running.done;

@@ -251,7 +251,7 @@ describe('waitForOutcome', () => {
 });
 
 describe('webhooks.verify', () => {
-  /** A Koa receiver that keeps the raw body and verifies it, as the README shows. */
+  /** A Koa receiver that keeps the raw body and verifies it, as docs/merchants.md shows. */
   async function koaReceiver(secret: () => string) {
     const verified: WebhookEvent[] = [];
     const refused: unknown[] = [];

@@ -3,7 +3,7 @@
 // (fix: `npm run client:generate`), so the client cannot drift from the gateway.
 import { readFileSync } from 'node:fs';
 import { CONTRACT, OUTPUT, generateTypes } from '../../clients/typescript/scripts/generate-types.mjs';
-import type { GatewayEvent, WebhookEvent } from '@wallet-gateway/client';
+import { EVENT_TYPES as CLIENT_EVENT_TYPES, isEventType, type GatewayEvent, type WebhookEvent } from '@wallet-gateway/client';
 import { EVENT_TYPES } from '../../src/events/events.js';
 
 test('clients/typescript/src/generated/openapi.ts is what openapi-typescript makes of schema/openapi.yaml', async () => {
@@ -37,4 +37,11 @@ test("the client's GatewayEvent union is exactly the gateway's event types, and 
   expect(everyRegistryTypeIsAnEvent).toHaveLength(EVENT_TYPES.length);
   expect(EVENT_TYPES.map(everyEventIsInTheRegistry)).toEqual([...EVENT_TYPES]);
   expect(testIsOnlyAWebhook({ type: 'webhook.test' } as WebhookEvent)).toBe('webhook.test');
+});
+
+test("the client's run-time list of event types (what `listen --events` checks) is the gateway's registry", () => {
+  expect([...CLIENT_EVENT_TYPES]).toEqual([...EVENT_TYPES]);
+  expect(isEventType('payment_request.created')).toBe(true);
+  expect(isEventType('webhook.test')).toBe(false);
+  expect(isEventType('payment_request.paid')).toBe(false);
 });

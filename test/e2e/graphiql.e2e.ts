@@ -6,7 +6,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { untilSubscribed } from '../helpers/ws.js';
-import { launchBrowser, phonePage, type PageProblems } from './browser.js';
+import { artefact, launchBrowser, phonePage, type PageProblems } from './browser.js';
 
 let browser: Browser;
 let app: TestApp;
@@ -27,6 +27,23 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await app?.close();
+});
+
+test('at 1280 px the starter text is shown whole: no line of the query editor runs under its toolbar or off its edge', async () => {
+  const lines = page.locator('.graphiql-query-editor .CodeMirror-line');
+  await lines.first().waitFor();
+  const fit = await page.evaluate(() => {
+    const doc = (globalThis as any).document;
+    const editor = doc.querySelector('.graphiql-query-editor .CodeMirror').getBoundingClientRect();
+    const toolbar = doc.querySelector('.graphiql-query-editor .graphiql-toolbar').getBoundingClientRect();
+    const edge = Math.min(editor.right, toolbar.left);
+    const spans: any[] = [...doc.querySelectorAll('.graphiql-query-editor .CodeMirror-line > span')];
+    return { lines: spans.length, cut: spans.filter((s) => s.getBoundingClientRect().right > edge).map((s) => s.textContent as string) };
+  });
+  expect(fit.lines).toBeGreaterThan(10);
+  expect(fit.cut).toEqual([]);
+  expect(await page.locator('.graphiql-query-editor').innerText()).toContain('npx wallet-gateway user:token --username alice');
+  await page.screenshot({ path: artefact('graphiql-1280x860.png') });
 });
 
 /**

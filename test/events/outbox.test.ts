@@ -100,7 +100,7 @@ test('a refund writes transaction.refunded with the REFUNDED transaction body', 
     ['transaction.refunded', 3],
   ]);
   const tx = (await http(app.baseUrl, `/api/v1/wallet/transaction/${txId}`, { token: dev.secretKey })).body;
-  expect(tx.status).toBe('REFUNDED');
+  expect(tx).toMatchObject({ status: 'REFUNDED', refundedAmount: 5 });
   expect(events[2]!.payload.data.transaction).toEqual(tx);
 });
 

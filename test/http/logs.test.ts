@@ -149,6 +149,18 @@ describe('one request line per request', () => {
     }
   });
 
+  test('a successful poll of the events feed (what `listen` sends twice a second) is a debug line; a failed one and other reads stay at info', async () => {
+    const poll = await traced(`${API}/events?limit=1`, { token: secretKey });
+    expect(poll.res.status).toBe(200);
+    expect(requestLines(poll.id)).toEqual([expect.objectContaining({ level: 20, route: 'GET /api/v1/events', status: 200 })]);
+    const refused = await traced(`${API}/events?limit=1`, { token: 'sk_test_bad' });
+    expect(refused.res.status).toBe(401);
+    expect(requestLines(refused.id)).toEqual([expect.objectContaining({ level: 30, route: 'GET /api/v1/events', status: 401 })]);
+    const read = await traced(`${API}/account/${user.username}`, { token: secretKey });
+    expect(read.res.status).toBe(200);
+    expect(requestLines(read.id)).toEqual([expect.objectContaining({ level: 30, route: 'GET /api/v1/account/:identifier' })]);
+  });
+
   test('an unknown path is logged without the raw path', async () => {
     const secretish = `customer-0911000111-${Date.now()}`;
     const { res, id } = await traced(`${API}/no/${secretish}`);

@@ -48,7 +48,7 @@ interface Inbox {
   close(): Promise<void>;
 }
 
-/** The merchant's receiver, written as the README shows: node:http, the raw body kept, `webhooks.verify`. */
+/** The merchant's receiver, written as examples/webhook-receiver.ts does: node:http, the raw body kept, `webhooks.verify`. */
 async function merchantReceiver(): Promise<Inbox> {
   const inbox = { got: { '/webhooks': [], '/listen': [] }, broken: false, secrets: {} } as unknown as Inbox;
   const server = http.createServer((req, res) => {

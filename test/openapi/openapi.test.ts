@@ -141,7 +141,7 @@ describe('the document', () => {
     expect(s.Error.properties.statusCode.type).toBe('integer');
     expect(s.Transaction.additionalProperties).toBe(false);
     expect(Object.keys(s.Transaction.properties).sort()).toEqual(
-      ['amount', 'consentReceipt', 'createdAt', 'currency', 'description', 'id', 'paymentProvider', 'paymentReference', 'status', 'type', 'updatedAt'],
+      ['amount', 'consentReceipt', 'createdAt', 'currency', 'description', 'id', 'paymentProvider', 'paymentReference', 'refundedAmount', 'status', 'type', 'updatedAt'],
     );
     expect(s.Transaction.properties.status.enum).toEqual(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED', 'REFUNDED']);
     expect(Object.keys(s.WalletIdResponse.properties)).toEqual(['walletId']);
@@ -232,6 +232,7 @@ describe('the response validator', () => {
       paymentProvider: 'WALLET',
       paymentReference: 'WPAY000000000001-ABC123',
       consentReceipt: null,
+      refundedAmount: 0,
     };
     expect(() => validateResponse('GET', `/api/v1/wallet/transaction/${ok.id}`, 200, json, tx)).not.toThrow();
     expect(() => validateResponse('GET', `/api/v1/wallet/transaction/${ok.id}`, 200, json, { ...tx, walletId: 'wlt_1' })).toThrow(

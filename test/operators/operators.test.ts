@@ -49,6 +49,26 @@ test('createOperator issues an op_ token shown once; only its SHA-256 is stored'
   expect(asked.body.errors[0].message).toMatch(/Cannot query field "token" on type "Operator"/);
 });
 
+test('one name for the operator\'s id: operatorId on currentOperator and operators as on createOperator and auditLog; id stays, deprecated', async () => {
+  const op = await createOperator('Dana Names');
+  const who = await gql(app.baseUrl, '{ currentOperator { operatorId id name } }', {}, op.token);
+  expect(who.body.data.currentOperator).toEqual({ operatorId: op.operatorId, id: op.operatorId, name: 'Dana Names' });
+  expect((await gql(app.baseUrl, '{ currentOperator { operatorId name } }', {}, root)).body.data.currentOperator).toEqual({ operatorId: null, name: 'root' });
+  const listed = await gql(app.baseUrl, '{ operators(first: 200) { nodes { operatorId id } } }', {}, root);
+  expect(listed.body.data.operators.nodes).toContainEqual({ operatorId: op.operatorId, id: op.operatorId });
+  const audit = await gql(app.baseUrl, '{ auditLog(first: 5) { nodes { operatorId } } }', {}, op.token);
+  expect(audit.body.errors).toBeUndefined();
+  const fields = await gql(
+    app.baseUrl,
+    '{ c: __type(name: "CurrentOperator") { fields(includeDeprecated: true) { name isDeprecated } } o: __type(name: "Operator") { fields(includeDeprecated: true) { name isDeprecated } } }',
+    {},
+    root,
+  );
+  for (const type of [fields.body.data.c, fields.body.data.o]) {
+    expect(type.fields).toEqual(expect.arrayContaining([{ name: 'operatorId', isDeprecated: false }, { name: 'id', isDeprecated: true }]));
+  }
+});
+
 test('an operator token is an admin credential: queries and mutations run as that operator', async () => {
   const op = await createOperator('Bob Ops');
   expect((await gql(app.baseUrl, WHOAMI, {}, op.token)).body.data.currentOperator).toEqual({ id: op.operatorId, name: 'Bob Ops' });

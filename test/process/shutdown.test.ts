@@ -70,6 +70,17 @@ function startSlowRequest(url: URL): Promise<(rest: string) => Promise<string>> 
   });
 }
 
+test('a development start ends with one "next steps" line: the pages, the demo command and the development admin token', async () => {
+  await until(() => lines.some((l) => l.includes('"next steps"')), 10_000, 'the next steps line');
+  const steps = lines.map((l) => JSON.parse(l) as { msg: string; next?: unknown }).filter((l) => l.msg === 'next steps');
+  expect(steps).toEqual([
+    expect.objectContaining({
+      level: 30,
+      next: { app: `${baseUrl}/app`, docs: `${baseUrl}/docs`, graphql: `${baseUrl}/graphql`, demo: 'npx wallet-gateway demo', adminToken: expect.any(String) },
+    }),
+  ]);
+});
+
 test('SIGTERM: the in-flight request completes, WebSockets close with 1001, new connections are refused, exit 0 within 10 s', async () => {
   const url = new URL(baseUrl);
   const token = await mintUserToken(testConfig(), randomUUID());

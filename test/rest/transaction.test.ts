@@ -1,6 +1,6 @@
 // GET /api/v1/wallet/transaction/{transactionId}: the transaction of an approved request, and the
 // rule that a transaction body never names who paid.
-import { factories, startTestApp, type TestApp } from '../helpers/app.js';
+import { factories, gql, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, expectOk, ISO_DATE_RE, UUID_RE, walkJson, type HttpResult } from '../helpers/expect.js';
 import { approve, createPaymentRequest, getStatus, getTransaction, UNKNOWN_UUID, REST_TEST_ENV } from '../helpers/rest.js';
 
@@ -29,7 +29,7 @@ afterAll(async () => {
   await app.close();
 });
 
-test('200 with exactly id, amount, currency, status, type, description, createdAt, updatedAt, paymentProvider, paymentReference, consentReceipt', () => {
+test('200 with exactly id, amount, currency, status, type, description, createdAt, updatedAt, paymentProvider, paymentReference, consentReceipt, refundedAmount', () => {
   expectOk(tx);
   expect(tx.body).toEqual({
     id: transactionId,
@@ -43,7 +43,24 @@ test('200 with exactly id, amount, currency, status, type, description, createdA
     paymentProvider: 'WALLET',
     paymentReference: expect.any(String),
     consentReceipt: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
+    refundedAmount: 0,
   });
+});
+
+test('a partial refund shows in refundedAmount with the status still COMPLETED; REFUNDED once all of it is refunded', async () => {
+  const paid = await approve(app, payer.token, await createPaymentRequest(app, dev.secretKey, payer.walletId, { amount: 10.5 }));
+  const refund = async (amount: number) => {
+    const res = await gql(app.baseUrl, 'mutation($id: ID!, $a: Float) { refundTransaction(id: $id, amount: $a) { refundedAmount } }', { id: paid, a: amount }, app.config.adminToken);
+    expect(res.body.errors).toBeUndefined();
+  };
+  await refund(0.25);
+  let res = await getTransaction(app, dev.secretKey, paid);
+  expectOk(res);
+  expect(res.body).toMatchObject({ amount: 10.5, refundedAmount: 0.25, status: 'COMPLETED' });
+  await refund(10.25);
+  res = await getTransaction(app, dev.secretKey, paid);
+  expectOk(res);
+  expect(res.body).toMatchObject({ amount: 10.5, refundedAmount: 10.5, status: 'REFUNDED' });
 });
 
 test('paymentReference is WPAY, 12 digits, "-" and 6 of A-Z 0-9', () => {

@@ -116,6 +116,16 @@ describe('a failing endpoint on a real gateway', () => {
     expect(third.delay).toBe(0);
     expect(await app.gateway.services.deliveries.runOnce()).toBe(0); // nothing due any more
     expect(receiver.received.filter((r) => r.json.type === 'payment_request.created')).toHaveLength(3);
+    // Each failed attempt is a warning naming the endpoint and the attempt (never the body or a secret).
+    const attemptLines = () =>
+      app.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'webhook attempt' && l.endpointId === endpointId);
+    await until(() => attemptLines().length === 3, 5000, 'three attempt lines');
+    expect(attemptLines().map((l) => [l.level, l.attempt, l.httpStatus])).toEqual([
+      [40, 1, 500],
+      [40, 2, 500],
+      [40, 3, 500],
+    ]);
+    expect(JSON.stringify(attemptLines())).not.toMatch(/whsec_|payment_request\.created/);
   });
 });
 

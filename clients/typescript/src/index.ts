@@ -13,6 +13,7 @@ export { WalletGatewayConnectionError, WalletGatewayError, WalletGatewayTimeoutE
 export type { PaymentOutcome, WaitOptions } from './outcome.js';
 export type { RetryInfo } from './retry.js';
 export { consentReceiptVerifier, ConsentReceiptError, type ConsentReceiptClaims, type ConsentVerifierOptions } from './consent.js';
+export { EVENT_TYPES, isEventType } from './event-types.js';
 export { verify as verifyWebhook, webhooks, WebhookVerificationError, type HeadersLike } from './webhooks.js';
 export type * from './types.js';
 export type { components, paths, webhooks as WebhookOperations } from './generated/openapi.js';

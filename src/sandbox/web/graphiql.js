@@ -36,18 +36,28 @@ function authorizationOf(headers) {
 const fetcher = (params, opts) =>
   createGraphiQLFetcher({ url, wsClient: wsClientFor(authorizationOf(opts?.headers)) })(params, opts);
 
+// The starter text: every line at most 52 columns, so the editor pane shows it whole at 1280 px
+// (it is about 56 columns wide there; longer lines were cut off at the pane's right edge).
 const DEFAULT_QUERY = `# The wallet gateway's GraphQL API (development).
 #
-# Paste a credential into the Headers tab below, e.g.
-#   { "Authorization": "Bearer <user token | sk_test_ key | admin token>" }
-# A user token: npx wallet-gateway user:token --username alice
+# Paste a credential into the Headers tab below:
+#   { "Authorization": "Bearer <credential>" }
+# where <credential> is a user token, an sk_test_
+# secret key or the admin token. A user token:
+#   npx wallet-gateway user:token --username alice
 #
-# Subscriptions (user token) run over graphql-ws, e.g.
-#   subscription { paymentRequested { id amount currency merchantName expiresAt } }
+# Subscriptions (user token) run over graphql-ws:
+#   subscription { paymentRequested {
+#     id amount currency merchantName expiresAt } }
 
 query MyWallet {
-  myWallet { walletId username balance currency status }
-  myPendingPaymentRequests { id amount currency description merchantName expiresAt }
+  myWallet {
+    walletId username balance currency status
+  }
+  myPendingPaymentRequests {
+    id amount currency description
+    merchantName expiresAt
+  }
 }
 `;
 

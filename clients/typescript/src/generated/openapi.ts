@@ -646,7 +646,8 @@ export interface webhooks {
                      *           "updatedAt": "2026-11-22T18:00:41.000Z",
                      *           "paymentProvider": "WALLET",
                      *           "paymentReference": "WPAY000000001234-X7K2QD",
-                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
+                     *           "refundedAmount": 0
                      *         }
                      *       }
                      *     }
@@ -1007,7 +1008,8 @@ export interface webhooks {
                      *           "updatedAt": "2026-11-23T09:12:00.000Z",
                      *           "paymentProvider": "WALLET",
                      *           "paymentReference": "WPAY000000001234-X7K2QD",
-                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
+                     *           "refundedAmount": 12.5
                      *         }
                      *       }
                      *     }
@@ -1154,7 +1156,7 @@ export interface components {
         /**
          * Reference
          * @description Your own reference for the payment, typically your order id: 1-64 printable characters
-         *     (no control, format, private-use or unassigned code points), kept exactly as sent. Not unique. It comes back in the status body and in every event, and
+         *     (no control characters, and none of the Basic Multilingual Plane's invisible format or private-use characters), kept exactly as sent. Not unique. It comes back in the status body and in every event, and
          *     `GET /api/v1/wallet/payment-requests?reference=` finds your requests by it.
          * @example order-1001
          */
@@ -1336,9 +1338,10 @@ export interface components {
              */
             currency: string;
             /**
-             * @description A wallet payment is `COMPLETED` when the user approves it and becomes `REFUNDED` if it
-             *     is refunded. `PENDING`, `PROCESSING`, `FAILED` and `CANCELLED` are reserved for
-             *     asynchronous payment providers.
+             * @description A wallet payment is `COMPLETED` when the user approves it and becomes `REFUNDED` once
+             *     all of it is refunded (a partial refund leaves it `COMPLETED`: see `refundedAmount`).
+             *     `PENDING`, `PROCESSING`, `FAILED` and `CANCELLED` are reserved for asynchronous
+             *     payment providers.
              * @enum {string}
              */
             status: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "CANCELLED" | "REFUNDED";
@@ -1359,6 +1362,15 @@ export interface components {
             paymentReference: string;
             /** @description The consent receipt of the approval that created this transaction (as on its payment request). */
             consentReceipt: components["schemas"]["ConsentReceipt"] | null;
+            /**
+             * Format: double
+             * @description How much of `amount` has been refunded so far, in `currency`: `0` until an operator
+             *     refunds, and `amount` exactly when `status` is `REFUNDED`.
+             * @example 0
+             * @example 5
+             * @example 12.5
+             */
+            refundedAmount: number;
         };
         /** PaymentRequestPage */
         PaymentRequestPage: {
@@ -1841,7 +1853,9 @@ export interface components {
         RequestIdPath: string;
         /**
          * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-         *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+         *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+         *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+         *     the header, so a key sent with spaces around it is the same key as without them. It is
          *     scoped to your developer account and remembered for 24 hours. Repeating the same request
          *     (same path, same body) with the same key returns the first response again, with
          *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
@@ -1893,7 +1907,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-                 *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
                  *     scoped to your developer account and remembered for 24 hours. Repeating the same request
                  *     (same path, same body) with the same key returns the first response again, with
                  *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
@@ -2044,7 +2060,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-                 *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
                  *     scoped to your developer account and remembered for 24 hours. Repeating the same request
                  *     (same path, same body) with the same key returns the first response again, with
                  *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
@@ -2296,7 +2314,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-                 *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
                  *     scoped to your developer account and remembered for 24 hours. Repeating the same request
                  *     (same path, same body) with the same key returns the first response again, with
                  *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
@@ -2405,7 +2425,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-                 *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
                  *     scoped to your developer account and remembered for 24 hours. Repeating the same request
                  *     (same path, same body) with the same key returns the first response again, with
                  *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
@@ -2460,7 +2482,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-                 *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
                  *     scoped to your developer account and remembered for 24 hours. Repeating the same request
                  *     (same path, same body) with the same key returns the first response again, with
                  *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
@@ -2515,7 +2539,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-                 *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
                  *     scoped to your developer account and remembered for 24 hours. Repeating the same request
                  *     (same path, same body) with the same key returns the first response again, with
                  *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
@@ -2660,7 +2686,9 @@ export interface operations {
             header?: {
                 /**
                  * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
-                 *     printable ASCII characters, not starting or ending with a space (otherwise `400`). It is
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
                  *     scoped to your developer account and remembered for 24 hours. Repeating the same request
                  *     (same path, same body) with the same key returns the first response again, with
                  *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
