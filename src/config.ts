@@ -90,6 +90,18 @@ const settings = z.object({
   LOG_FORMAT: z.enum(['json', 'pretty']).optional(),
   /** 0: never. */
   LEDGER_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
+  /** Where payers open links: paymentUrl = PUBLIC_BASE_URL + /pay/ + code. Unset: http://localhost:<PORT>. */
+  PUBLIC_BASE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'must be an http:// or https:// URL without query or fragment')
+    .optional(),
+  /** The wallet app's link for a code (production's /pay page): `{code}` is replaced. */
+  WALLET_APP_LINK_TEMPLATE: z
+    .string()
+    .refine((v) => v.includes('{code}'), 'must contain {code}')
+    .default('walletapp://pay/{code}'),
+  /** A MANUAL payment's hold is voided by itself after this many hours if not captured. */
+  HOLD_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
 });
 
 export type AppEnv = 'development' | 'production';
@@ -105,7 +117,7 @@ const camelKeys = <T extends Record<string, unknown>>(values: T): { [K in keyof 
   Object.fromEntries(Object.keys(settings.shape).map((name) => [camelCase(name), values[name]])) as never;
 
 type Settings = z.infer<typeof settings>;
-type Resolved = 'KEY_SIGNING_SECRET' | 'USER_TOKEN_SECRET' | 'ADMIN_TOKEN' | 'WEB_CONCURRENCY';
+type Resolved = 'KEY_SIGNING_SECRET' | 'USER_TOKEN_SECRET' | 'ADMIN_TOKEN' | 'WEB_CONCURRENCY' | 'PUBLIC_BASE_URL';
 
 /** The gateway's configuration, read from the environment once and frozen: every setting under its camelCase name, plus what is derived from them. */
 export type Config = { readonly [K in Exclude<keyof Settings, Resolved> as CamelCase<K>]: Settings[K] } & {
@@ -115,6 +127,8 @@ export type Config = { readonly [K in Exclude<keyof Settings, Resolved> as Camel
   readonly adminToken: string;
   /** WEB_CONCURRENCY, or its default (one per core on a PostgreSQL server, one on the embedded database). */
   readonly webConcurrency: number;
+  /** PUBLIC_BASE_URL without a trailing slash, or http://localhost:<PORT>. */
+  readonly publicBaseUrl: string;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
@@ -171,6 +185,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken,
     webConcurrency: c.WEB_CONCURRENCY ?? (c.DATABASE_URL ? availableParallelism() : 1),
     sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS,
+    publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, ''),
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
   };

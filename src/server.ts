@@ -16,11 +16,13 @@ import { requestScope } from './http/request-scope.js';
 import { securityHeaders } from './http/security-headers.js';
 import { tagWorker } from './http/worker-tag.js';
 import { createProbesRouter } from './http/probes.js';
+import { createPayPageRouter } from './http/pay-page.js';
 import { answerMalformedRequests, unknownMethods } from './http/protocol.js';
 import type { GatewayState } from './http/state.js';
 import { createApollo, contextError } from './graphql/apollo.js';
 import { graphqlLimits } from './graphql/limits.js';
 import { ExpirySweeper } from './payment-requests/expiry-sweeper.js';
+import { HoldSweeper } from './transactions/hold-sweeper.js';
 import { attachGraphqlWs, type GraphqlWs } from './ws/graphql-ws.js';
 import { createDocsRouter } from './openapi/openapi.js';
 import { Maintenance } from './maintenance.js';
@@ -39,6 +41,8 @@ export interface Gateway {
   readonly server: http.Server;
   readonly services: Services;
   readonly sweeper: ExpirySweeper;
+  /** Voids holds past HOLD_TTL_HOURS, on the expiry sweeper's interval. */
+  readonly holdSweeper: HoldSweeper;
   readonly maintenance: Maintenance;
   readonly ws: GraphqlWs;
   listen(port?: number, host?: string): Promise<string>;
@@ -59,6 +63,8 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   await services.eventHub.start();
   const sweeper = new ExpirySweeper(services.payments, services.forkEm, config.expirySweepIntervalMs, logger);
   sweeper.start();
+  const holdSweeper = new HoldSweeper(services.transactions, services.forkEm, config.expirySweepIntervalMs, logger);
+  holdSweeper.start();
   services.deliveries.start();
   const maintenance = new Maintenance(services.forkEm, logger, config);
   maintenance.start();
@@ -95,7 +101,8 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   app.use(unknownMethods);
   // The sandbox pages (development) come before /graphql: a browser's GET /graphql is GraphiQL.
   const sandboxRouters = sandbox ? [sandbox.pages.router] : [];
-  for (const router of [rest, createProbesRouter(services), ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
+  const payPages = createPayPageRouter(config, services);
+  for (const router of [rest, createProbesRouter(services), payPages, ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
@@ -106,6 +113,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     server,
     services,
     sweeper,
+    holdSweeper,
     maintenance,
     ws,
     listen(port = config.port, host = config.host) {
@@ -123,7 +131,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       // WebSocket is closed with 1001 (going away); then Apollo and the background work stop.
       await Promise.all([drain.close(8000), ws.dispose()]);
       await apollo.stop();
-      await Promise.all([sweeper.stop(), maintenance.stop(), ledgerChecks.stop(), sandbox?.stop(), services.deliveries.stop()]);
+      await Promise.all([sweeper.stop(), holdSweeper.stop(), maintenance.stop(), ledgerChecks.stop(), sandbox?.stop(), services.deliveries.stop()]);
       await services.eventHub.close();
     },
   };

@@ -1,5 +1,5 @@
 import { opaqueId } from '../random-id.js';
-import type { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
+import type { CaptureMode, PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
 import { PAYMENT_REQUEST_STATUS_FIELDS, PaymentRequestView } from '../payment-requests/payment-request.types.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { TRANSACTION_FIELDS, TransactionView } from '../transactions/transaction.types.js';
@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'payment_request.cancelled',
   'payment_request.expired',
   'transaction.refunded',
+  'transaction.captured',
+  'transaction.voided',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -45,6 +47,8 @@ export function walletTopicOf(type: EventType): WalletEventType | undefined {
     case 'payment_request.expired':
       return 'paymentRequestUpdated';
     case 'transaction.refunded':
+    case 'transaction.captured':
+    case 'transaction.voided':
       return undefined;
     default: {
       const never: never = type;
@@ -123,5 +127,7 @@ export function subscriberViewOf(payload: EventPayload): PaymentRequestView {
     transactionId: (b.transactionId as string | null) ?? null,
     reference: (b.reference as string | null) ?? null,
     metadata: (b.metadata as Record<string, string> | null) ?? null,
+    paymentUrl: b.paymentUrl as string,
+    capture: b.capture as CaptureMode,
   });
 }
