@@ -141,7 +141,7 @@ describe('the document', () => {
     expect(s.Error.properties.statusCode.type).toBe('integer');
     expect(s.Transaction.additionalProperties).toBe(false);
     expect(Object.keys(s.Transaction.properties).sort()).toEqual(
-      ['amount', 'createdAt', 'currency', 'description', 'id', 'paymentProvider', 'paymentReference', 'status', 'type', 'updatedAt'],
+      ['amount', 'capturedAmount', 'createdAt', 'currency', 'description', 'id', 'paymentProvider', 'paymentReference', 'status', 'type', 'updatedAt'],
     );
     expect(s.Transaction.properties.status.enum).toEqual(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED', 'REFUNDED']);
     expect(Object.keys(s.WalletIdResponse.properties)).toEqual(['walletId']);
@@ -155,7 +155,7 @@ describe('the document', () => {
         merchantName: { minLength: 1, pattern: expect.stringContaining('{0,98}') },
       },
     });
-    expect(Object.keys(s.PaymentRequestResponse.properties).sort()).toEqual(['expiresAt', 'message', 'paymentRequestId', 'status', 'success']);
+    expect(Object.keys(s.PaymentRequestResponse.properties).sort()).toEqual(['expiresAt', 'message', 'paymentRequestId', 'paymentUrl', 'status', 'success']);
     expect(s.PaymentRequestStatus.required).toEqual(
       expect.arrayContaining(['id', 'status', 'amount', 'currency', 'description', 'createdAt', 'expiresAt', 'merchantName', 'updatedAt', 'transactionId']),
     );
@@ -231,6 +231,7 @@ describe('the response validator', () => {
       updatedAt: '2026-01-01T00:00:00.000Z',
       paymentProvider: 'WALLET',
       paymentReference: 'WPAY000000000001-ABC123',
+      capturedAmount: 1,
     };
     expect(() => validateResponse('GET', `/api/v1/wallet/transaction/${ok.id}`, 200, json, tx)).not.toThrow();
     expect(() => validateResponse('GET', `/api/v1/wallet/transaction/${ok.id}`, 200, json, { ...tx, walletId: 'wlt_1' })).toThrow(

@@ -1541,7 +1541,8 @@ export interface components {
              * @description When the request expires unless the user has decided by then (`expiresInSeconds` after creation; default 5 minutes).
              */
             expiresAt?: string;
-            paymentUrl?: components["schemas"]["PaymentUrl"];
+            /** @description The request's link (`PUBLIC_BASE_URL` + `/pay/` + an unguessable code); see `PaymentUrl`. */
+            paymentUrl?: string;
         };
         /**
          * PaymentRequestState
@@ -2467,6 +2468,8 @@ export interface operations {
             /** @description The input is invalid (as for request-payment), or it names a `walletId`. */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description Not answered by this route itself (no wallet is looked up); listed as for every route. */
+            404: components["responses"]["NotFound"];
             /** @description A call with the same `Idempotency-Key` is still running; nothing was created. */
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
