@@ -102,6 +102,15 @@ const settings = z.object({
     .default('walletapp://pay/{code}'),
   /** A MANUAL payment's hold is voided by itself after this many hours if not captured. */
   HOLD_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
+  /** Failed approval verifications in a row (PIN or passkey) that lock a wallet's approvals (src/consent). */
+  PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /** How long such a lock lasts. */
+  PIN_LOCK_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(15),
+  /**
+   * log2 of scrypt's N for new PIN hashes (src/consent/pin.ts): 15 (32 MiB, tens of ms) by default;
+   * production refuses less. Lower only for test suites that create many users.
+   */
+  PIN_HASH_COST: z.coerce.number().int().min(10).max(20).default(15),
 });
 
 export type AppEnv = 'development' | 'production';
@@ -171,6 +180,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const adminToken = secretOf('ADMIN_TOKEN');
   if (c.APP_ENV === 'production' && c.LOG_FORMAT === 'pretty') {
     secretProblems.push('LOG_FORMAT: production logs are JSON (pretty is for development)');
+  }
+  if (c.APP_ENV === 'production' && c.PIN_HASH_COST < 15) {
+    secretProblems.push('PIN_HASH_COST: production hashes PINs at 15 or more (a cheaper hash is for test suites)');
   }
   if (c.WEB_CONCURRENCY !== undefined && c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
     secretProblems.push('WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database belongs to one process)');

@@ -7,6 +7,8 @@ export const ERROR_STATUS = {
   UNAUTHENTICATED: 401,
   INSUFFICIENT_FUNDS: 402,
   FORBIDDEN: 403,
+  /** A wrong transaction PIN or a passkey assertion that does not verify (src/consent). */
+  VERIFICATION_FAILED: 403,
   NOT_FOUND: 404,
   NOT_ACCEPTABLE: 406,
   PAYMENT_REQUEST_NOT_PENDING: 409,
@@ -16,6 +18,8 @@ export const ERROR_STATUS = {
   PAYLOAD_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   UNPROCESSABLE: 422,
+  /** Approvals of the wallet locked after PIN_MAX_ATTEMPTS failed verifications in a row (Retry-After). */
+  VERIFICATION_LOCKED: 423,
   RATE_LIMITED: 429,
   INTERNAL_SERVER_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,

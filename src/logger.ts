@@ -2,7 +2,7 @@ import { pino, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
 import { activeTraceIds, tracing } from './observability/tracing.js';
 
-/** Field names that hold a credential or a person's phone number. */
+/** Field names that hold a credential (transaction PINs and approval verifications too) or a person's phone number. */
 const SENSITIVE_KEYS = [
   'authorization',
   'cookie',
@@ -17,6 +17,10 @@ const SENSITIVE_KEYS = [
   'accessToken',
   'password',
   'apiKey',
+  'pin',
+  'currentPin',
+  'newPin',
+  'verification',
   'phone',
   'identifier',
 ];

@@ -17,13 +17,14 @@ import { EventResolver } from './events/event.resolver.js';
 import { WebhookEndpointResolver } from './webhooks/webhook-endpoint.resolver.js';
 import { tracing } from './observability/tracing.js';
 import { traceResolvers } from './observability/resolver-spans.js';
+import { ConsentAdminResolver, ConsentResolver } from './consent/consent.resolver.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The one GraphQL schema; built once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver],
+    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver, ConsentResolver, ConsentAdminResolver],
     // type-graphql insists on a PubSub once a subscription exists; ours subscribe through the
     // per-instance EventHub in the context instead, so this one stays unused.
     pubSub: createPubSub(),

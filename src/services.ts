@@ -22,6 +22,8 @@ import { Metrics } from './observability/metrics.js';
 import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
 import { AuditService } from './audit/audit.service.js';
+import { ConsentService } from './consent/consent.service.js';
+import { NO_PASSKEYS } from './consent/verification.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -30,6 +32,8 @@ export interface Services {
   forkEm(): EntityManager;
   readonly payments: PaymentRequestService;
   readonly accounts: AccountService;
+  /** Transaction PINs and the verification of every approval (src/consent). */
+  readonly consent: ConsentService;
   readonly transactions: TransactionService;
   readonly developers: DeveloperService;
   readonly keys: SecretKeyVerifier;
@@ -89,6 +93,8 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
   });
+  // Passkeys: NO_PASSKEYS (every assertion fails) until the passkeys work wires its WebAuthn verifier here.
+  const consent = new ConsentService(config, NO_PASSKEYS, (method, outcome) => metrics.approvalVerifications.inc({ method, outcome }));
   return {
     config,
     forkEm,
@@ -97,8 +103,10 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
       transactions,
       (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
       (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
+      consent,
     ),
     accounts: new AccountService(config),
+    consent,
     transactions,
     developers: new DeveloperService(),
     keys,

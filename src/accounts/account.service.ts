@@ -10,6 +10,7 @@ import { User } from './user.entity.js';
 import { Wallet, WalletStatus } from './wallet.entity.js';
 import { paginate, type Page } from '../db/pagination.js';
 import { isUuid, requireUuid } from '../uuid.js';
+import { generatePin, hashPin, requirePin } from '../consent/pin.js';
 
 /** A new opaque wallet id: `wlt_` + 24 random base62 characters (~142 bits). */
 export function newWalletId(): string {
@@ -21,6 +22,15 @@ export interface CreateUserFields {
   phone: string;
   balance?: number | undefined;
   currency?: string | undefined;
+  /** The wallet's transaction PIN, 4-6 digits; a random 6-digit one when absent. */
+  pin?: string | null | undefined;
+}
+
+/** A new user: ids, and the wallet's transaction PIN, returned this once (only its hash is kept). */
+export interface CreatedUserResult {
+  userId: string;
+  walletId: string;
+  pin: string;
 }
 
 /** Users and their wallets. */
@@ -41,13 +51,19 @@ export class AccountService {
     return row.id;
   }
 
-  /** Creates a user with an ACTIVE wallet, optionally funded (a TOPUP ledger entry). */
-  async createUser(em: EntityManager, fields: CreateUserFields): Promise<{ userId: string; walletId: string }> {
+  /**
+   * Creates a user with an ACTIVE wallet, optionally funded (a TOPUP ledger entry), and the
+   * wallet's transaction PIN (`fields.pin`, or a random 6-digit one), returned once.
+   */
+  async createUser(em: EntityManager, fields: CreateUserFields): Promise<CreatedUserResult> {
     const username = normaliseUsername(fields.username);
     const phone = normalisePhone(fields.phone);
     const currency = (fields.currency ?? this.config.defaultCurrency).toUpperCase();
     if (!/^[A-Z]{3}$/.test(currency)) throw badInput('currency must be an ISO 4217 code such as ETB');
     const balance = fields.balance === undefined || fields.balance === 0 ? null : parseAmount(fields.balance, 1e12, 'balance');
+    const pin = fields.pin === undefined || fields.pin === null ? generatePin() : requirePin(fields.pin);
+    // Hashed before the transaction: no connection waits on scrypt.
+    const pinHash = await hashPin(pin, this.config.pinHashCost);
     return em.transactional(async (tem) => {
       const taken = await tem.execute<Array<{ username: string; phone: string }>>(
         'select username, phone from users where lower(username) = ? or phone = ?',
@@ -67,8 +83,9 @@ export class AccountService {
         updatedAt: new Date(),
       });
       await tem.flush();
+      await tem.execute('insert into wallet_pins (wallet_id, pin_hash) values (?, ?)', [wallet.id, pinHash]);
       if (balance) await recordTopUp(tem, wallet.id, balance);
-      return { userId: user.id, walletId: wallet.id };
+      return { userId: user.id, walletId: wallet.id, pin };
     });
   }
 

@@ -29,6 +29,7 @@ export class RevokedSecretKey {
 export class CreatedUser {
   @Field(() => ID) userId!: string;
   @Field(() => String) walletId!: string;
+  @Field(() => String, { description: "The wallet's transaction PIN, shown this once (only its hash is kept)." }) pin!: string;
 }
 
 @ObjectType('Wallet', { description: 'Internal tools: a wallet.' })
@@ -57,6 +58,9 @@ export class CreateUserInput {
 
   @Field(() => String, { nullable: true, description: 'ISO 4217; DEFAULT_CURRENCY when omitted.' })
   currency?: string;
+
+  @Field(() => String, { nullable: true, description: "The wallet's transaction PIN, 4 to 6 digits; a random 6-digit one when omitted (in the result either way)." })
+  pin?: string;
 }
 
 @InputType('PaymentRequestFilter')

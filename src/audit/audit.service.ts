@@ -30,8 +30,8 @@ export interface AuditFilter {
 /** What replaces a secret in an audit row. */
 export const REDACTED = '[redacted]';
 
-/** Argument names that carry credentials or key material (`keyId`, `developerId` are ids and stay). */
-const SECRET_NAME = /token|secret|passw|passphrase|credential|private|signature|authorization|cookie|^key$|api_?key|key_?material/i;
+/** Argument names that carry credentials or key material, transaction PINs included (`keyId`, `developerId` are ids and stay). */
+const SECRET_NAME = /token|secret|passw|passphrase|credential|private|signature|authorization|cookie|^key$|api_?key|key_?material|^(current|new)?_?pin$/i;
 /** Values that are credentials of ours whatever their name: secret keys, operator tokens, JWTs. */
 const SECRET_VALUE = /^(sk_(test|live)_|op_)\S{16,}$|^eyJ[\w-]+\.[\w-]+\.[\w-]+$/;
 

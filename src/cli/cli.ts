@@ -25,15 +25,17 @@ Commands (each prints one JSON object on stdout):
   developer:create --name N                      -> {developerId}
   key:issue --developer ID                       -> {keyId, secretKey}   (shown once)
   key:revoke --key ID                            -> {keyId, revokedAt}
-  user:create --username U --phone P [--balance B] [--currency C]
-                                                 -> {userId, walletId}
+  user:create --username U --phone P [--balance B] [--currency C] [--pin NNNNNN]
+                                                 -> {userId, walletId, pin}   (pin shown once; random when omitted)
+  pin:reset --wallet W [--pin NNNNNN]            -> {walletId, pin}   (lifts any lock)
+  pin:unlock --wallet W                          -> {walletId, unlocked}
   wallet:status --wallet W --status ACTIVE|SUSPENDED|CLOSED
                                                  -> {walletId, status}
   wallet:topup --wallet W --amount A             -> {walletId, balance, currency}
   user:token --username U                        -> {token}
   operator:create --name N                       -> {operatorId, token}   (shown once)
   operator:revoke --operator ID                  -> {operatorId, revokedAt}
-  demo                                           -> a developer, a key and two funded users
+  demo                                           -> a developer, a key and two funded users (each with a fresh pin)
   test-wallets                                   -> {delayMs, testWallets: [...]}  (development only)
   migrate                                        -> {migrated: [...]}
   schema:emit [--out schema/schema.graphql]      -> {file}
@@ -104,16 +106,33 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
     run: (rt, v) => admin(rt, 'mutation($k: ID!) { revokeSecretKey(keyId: $k) { keyId revokedAt } }', { k: need(v, 'key') }),
   },
   'user:create': {
-    flags: { username: { type: 'string' }, phone: { type: 'string' }, balance: { type: 'string' }, currency: { type: 'string' } },
+    flags: { username: { type: 'string' }, phone: { type: 'string' }, balance: { type: 'string' }, currency: { type: 'string' }, pin: { type: 'string' } },
     run: (rt, v) =>
-      admin(rt, 'mutation($i: CreateUserInput!) { createUser(input: $i) { userId walletId } }', {
+      admin(rt, 'mutation($i: CreateUserInput!) { createUser(input: $i) { userId walletId pin } }', {
         i: {
           username: need(v, 'username'),
           phone: need(v, 'phone'),
           ...(v.balance !== undefined ? { balance: amountFlag(v.balance, 'balance') } : {}),
           ...(v.currency !== undefined ? { currency: v.currency } : {}),
+          ...(v.pin !== undefined ? { pin: v.pin } : {}),
         },
       }),
+  },
+  'pin:reset': {
+    flags: { wallet: { type: 'string' }, pin: { type: 'string' } },
+    run: (rt, v) =>
+      admin(rt, 'mutation($w: String!, $p: String) { resetTransactionPin(walletId: $w, pin: $p) { walletId pin } }', {
+        w: need(v, 'wallet'),
+        p: v.pin ?? null,
+      }),
+  },
+  'pin:unlock': {
+    flags: { wallet: { type: 'string' } },
+    async run(rt, v) {
+      const walletId = need(v, 'wallet');
+      const unlocked = await admin<boolean>(rt, 'mutation($w: String!) { unlockTransactionPin(walletId: $w) }', { w: walletId });
+      return { walletId, unlocked };
+    },
   },
   'wallet:status': {
     flags: { wallet: { type: 'string' }, status: { type: 'string' } },
@@ -169,14 +188,17 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
         ['bob', '0911000002'],
       ] as const) {
         let walletId: string;
+        let pin: string;
         try {
-          walletId = ((await COMMANDS['user:create']!.run(rt, { username, phone, balance: '1000.00' })) as { walletId: string }).walletId;
+          ({ walletId, pin } = (await COMMANDS['user:create']!.run(rt, { username, phone, balance: '1000.00' })) as { walletId: string; pin: string });
         } catch (err) {
           if (!(err instanceof UsageError) || !/taken/.test(err.message)) throw err;
           walletId = await rt.services.accounts.walletIdFor(rt.db.orm.em.fork(), username);
+          // An existing user gets a fresh PIN too (the old one was shown once and is gone).
+          ({ pin } = (await COMMANDS['pin:reset']!.run(rt, { wallet: walletId })) as { pin: string });
         }
         const { token } = (await COMMANDS['user:token']!.run(rt, { username })) as { token: string };
-        users.push({ username, phone, walletId, userToken: token });
+        users.push({ username, phone, walletId, pin, userToken: token });
       }
       return { developerId, keyId: key.keyId, secretKey: key.secretKey, users };
     },

@@ -7,6 +7,7 @@ import { Refund, Transaction } from '../transactions/transaction.entity.js';
 import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
 import { Operator } from '../operators/operator.entity.js';
 import { AuditEntry } from '../audit/audit-entry.entity.js';
+import { WalletPin } from '../consent/wallet-pin.entity.js';
 
 /** Every entity the ORM maps. */
-export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction, Refund, LedgerEntry, Operator, AuditEntry];
+export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction, Refund, LedgerEntry, Operator, AuditEntry, WalletPin];

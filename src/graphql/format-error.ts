@@ -16,7 +16,8 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
       // Typed errors say exactly their code and status; GraphQL's request errors keep their own extensions.
       const requestError = reply.cause instanceof GraphQLError && !(reply.cause instanceof AppError);
       const { stacktrace: _stack, ...own } = requestError ? (formatted.extensions ?? {}) : {};
-      return { message: reply.message, locations: formatted.locations, path: formatted.path, extensions: { ...extensions, ...own } };
+      const message = requestError ? withoutInputValues(reply.message) : reply.message;
+      return { message, locations: formatted.locations, path: formatted.path, extensions: { ...extensions, ...own } };
     }
     case 'unavailable':
       return { message: reply.message, path: formatted.path, extensions };
@@ -28,6 +29,15 @@ export function formatGraphQLError(formatted: GraphQLFormattedError, error: unkn
       throw new Error(`unknown error kind ${String(never)}`);
     }
   }
+}
+
+/**
+ * A scalar's coercion message quotes the value that did not fit (`String cannot represent a non
+ * string value: 123456`); ours names the type only, since the value may be a secret such as a
+ * transaction PIN.
+ */
+export function withoutInputValues(message: string): string {
+  return message.replace(/(cannot represent [^:]*value): [\s\S]*$/, '$1.');
 }
 
 /** True for an error no client should see the detail of (neither typed nor a GraphQL request error). */

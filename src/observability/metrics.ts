@@ -77,6 +77,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly approvalVerifications = new Counter({
+    name: 'approval_verifications_total',
+    help: 'Approval verifications by method (pin, passkey) and outcome (ok, failed, locked: refused while the wallet is locked).',
+    labelNames: ['method', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly webhookAttempts = new Counter({
     name: 'webhook_attempts_total',
     help: 'Webhook delivery attempts by outcome (delivered, retrying, failed: given up) and result (2xx, 3xx, 4xx, 5xx, timeout, network_error, blocked).',

@@ -2,6 +2,7 @@ import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-g
 import type { Context } from '../context.js';
 import { CurrentDeveloper, CurrentUser, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer, UserPrincipal as User } from '../auth/principal.js';
+import { ApprovalVerificationInput } from '../consent/consent.types.js';
 import { PaymentLinkInput, PaymentRequestPage, PaymentRequestResponse, PaymentRequestView, RequestPaymentInput } from './payment-request.types.js';
 
 /** Payment requests: the developer's operations and the wallet app's decisions. */
@@ -103,9 +104,17 @@ export class PaymentRequestResolver {
   }
 
   @Authorized(Role.USER)
-  @Mutation(() => PaymentRequestView, { description: 'Wallet app (user token): approve; moves the money exactly once.' })
-  async approvePaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await ctx.services.payments.approve(ctx.em, user.userId, id));
+  @Mutation(() => PaymentRequestView, {
+    description:
+      'Wallet app (user token): approve, confirmed with the transaction PIN or a passkey; moves the money exactly once. VERIFICATION_FAILED (nothing changes), VERIFICATION_LOCKED after PIN_MAX_ATTEMPTS failures in a row.',
+  })
+  async approvePaymentRequest(
+    @Arg('id', () => ID) id: string,
+    @Arg('verification', () => ApprovalVerificationInput) verification: ApprovalVerificationInput,
+    @Ctx() ctx: Context,
+    @CurrentUser() user: User,
+  ): Promise<PaymentRequestView> {
+    return PaymentRequestView.from(await ctx.services.payments.approve(ctx.em, user.userId, id, verification));
   }
 
   @Authorized(Role.USER)

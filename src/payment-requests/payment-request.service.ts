@@ -16,6 +16,8 @@ import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
 import { detachedEntity, preparedRead, runInTransaction, type Detached } from '../db/prepared.js';
 import { effectiveStatus, paymentUrlOf } from './payment-request.rules.js';
+import type { ConsentService } from '../consent/consent.service.js';
+import type { ApprovalSubject, ApprovalVerificationFields, VerificationMethod } from '../consent/verification.js';
 
 /** Input of a payment link (POST /wallet/payment-links): request-payment's fields without the wallet. */
 export interface PaymentLinkFields {
@@ -130,6 +132,11 @@ const CREATE_SQL = `with pr as (
      ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}
 select (select count(*) from queued)::int as deliveries`;
 
+/** How an approval was verified, as the approval's transaction sees it (the consent receipt signs it). */
+export interface ApprovalContext {
+  method: VerificationMethod;
+}
+
 /** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
 type Owner = { developerId: string } | { userId: string };
 
@@ -195,6 +202,8 @@ export class PaymentRequestService {
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
     /** Told the time from creation to decision of every decided request (metrics). */
     private readonly decided: (decision: PaymentDecision, seconds: number) => void = () => undefined,
+    /** Verifies every approval (PIN or passkey) before any money moves. */
+    private readonly consent?: ConsentService,
   ) {}
 
   /**
@@ -494,14 +503,23 @@ export class PaymentRequestService {
   }
 
   /**
-   * The wallet's owner approves: in one database transaction the request becomes APPROVED, the
-   * wallet is debited (only if ACTIVE and the balance covers it), the developer is credited,
-   * the ledger records both sides and a COMPLETED transaction is created. Any error rolls
-   * everything back; INSUFFICIENT_FUNDS leaves the request PENDING.
+   * The wallet's owner approves, verified: `verification` holds exactly one of a PIN or a passkey
+   * assertion (BAD_USER_INPUT otherwise, nothing counted). The request must be the caller's
+   * (NOT_FOUND, nothing counted) and still PENDING; then the verification runs, counted and
+   * lockable (VERIFICATION_FAILED / VERIFICATION_LOCKED, src/consent/consent.service.ts) and
+   * committed before anything else. Only then, in one database transaction, the request becomes
+   * APPROVED, the wallet is debited (only if ACTIVE and the balance covers it), the developer is
+   * credited, the ledger records both sides and a COMPLETED transaction is created. Any error
+   * rolls that transaction back; INSUFFICIENT_FUNDS leaves the request PENDING.
    */
-  async approve(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
+  async approve(em: EntityManager, userId: string, id: string, verification: ApprovalVerificationFields): Promise<PaymentRequest> {
+    if (!this.consent) throw new Error('PaymentRequestService: approvals need the consent service');
+    const checked = this.consent.parseVerification(verification);
+    requireUuid(id);
+    const { walletId, subject } = await this.approvalSubject(em, userId, id);
+    const method = await this.consent.verify(em, { userId, walletId }, subject, checked);
     try {
-      const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.APPROVED);
+      const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.APPROVED, { method });
       this.observe('approved');
       this.decided('approved', decisionSeconds(pr.createdAt, pr.updatedAt));
       return pr;
@@ -509,6 +527,33 @@ export class PaymentRequestService {
       if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS') this.observe('insufficient_funds');
       throw err;
     }
+  }
+
+  /**
+   * What the payer is asked to consent to, read before any verification: the caller's own request,
+   * or an open one (the approval binds it to the caller's wallet) (else NOT_FOUND), still PENDING and not overdue (else the error the approval would meet),
+   * and the wallet that pays it. The approval's transaction checks all of it again.
+   */
+  private async approvalSubject(em: EntityManager, userId: string, id: string): Promise<{ walletId: string; subject: ApprovalSubject }> {
+    const [row] = await em.execute<
+      Array<{ walletId: string; amount: string; currency: string; merchantName: string; status: PaymentRequestStatus; overdue: boolean }>
+    >(
+      // The caller's own request, or an open one (a link): its payer is whoever approves it first.
+      `select w.id as "walletId", pr.amount::text as amount, pr.currency, pr.merchant_name as "merchantName", pr.status,
+              ${overdueSql('pr')} as overdue
+         from payment_requests pr join wallets w on w.user_id = ?
+        where pr.id = ? and (pr.wallet_id = w.id or pr.open_link)`,
+      [userId, id],
+    );
+    if (!row) throw notFound('Payment request not found');
+    if (row.status !== PaymentRequestStatus.PENDING) {
+      throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${row.status}, not PENDING`);
+    }
+    if (row.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
+    return {
+      walletId: row.walletId,
+      subject: { paymentRequestId: id, amount: row.amount /* numeric(18,2) as text: two decimals */, currency: row.currency, merchantName: row.merchantName },
+    };
   }
 
   /**
@@ -548,9 +593,17 @@ export class PaymentRequestService {
   /**
    * One transition out of PENDING, in one database transaction: a conditional update claims the
    * request (it waits for, then loses to, any concurrent winner); an approval then moves the
-   * money and creates its transaction, and any failure there rolls the claim back.
+   * money and creates its transaction, and any failure there rolls the claim back. `approval`
+   * (APPROVED only) says how the payer's consent was verified.
    */
-  private async decide(em: EntityManager, owner: Owner, id: string, to: PaymentRequestStatus): Promise<PaymentRequest> {
+  private async decide(
+    em: EntityManager,
+    owner: Owner,
+    id: string,
+    to: PaymentRequestStatus,
+    approval?: ApprovalContext,
+  ): Promise<PaymentRequest> {
+    if ((to === PaymentRequestStatus.APPROVED) !== (approval !== undefined)) throw new Error('an approval, and only an approval, is verified');
     requireUuid(id);
     const ownerId = 'developerId' in owner ? owner.developerId : owner.userId;
     const transactionId = to === PaymentRequestStatus.APPROVED ? randomUUID() : null;

@@ -36,7 +36,7 @@ export async function startSandbox({ config, services, forkEm, logger }: Sandbox
   const responder = new TestWalletResponder(services, forkEm, log, config.sandboxDelayMs);
   let wallets: TestWallet[] = [];
   try {
-    wallets = await ensureTestWallets(forkEm, services.accounts, log);
+    wallets = await ensureTestWallets(forkEm, { accounts: services.accounts, consent: services.consent, keySigningSecret: config.keySigningSecret }, log);
     for (const w of wallets) if (w.outcome === 'expire_soon') services.payments.setSandboxLifetime(w.walletId, config.sandboxShortTtlSeconds);
     await responder.start(wallets);
     log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
@@ -61,5 +61,6 @@ export async function startSandbox({ config, services, forkEm, logger }: Sandbox
 export async function listTestWallets({ config, services, forkEm, logger }: SandboxOptions) {
   if (config.appEnv === 'production') throw new AppError('NOT_FOUND', 'Test wallets exist only in the development environment');
   if (!config.sandboxTestWallets) throw new AppError('NOT_FOUND', 'Test wallets are turned off (SANDBOX_TEST_WALLETS=false)');
-  return describeTestWallets(await ensureTestWallets(forkEm, services.accounts, logger), config.sandboxDelayMs);
+  const setup = { accounts: services.accounts, consent: services.consent, keySigningSecret: config.keySigningSecret };
+  return describeTestWallets(await ensureTestWallets(forkEm, setup, logger), config.sandboxDelayMs);
 }

@@ -78,7 +78,8 @@ export class TestWalletResponder {
     const log = this.log.child({ testWallet: wallet.username, paymentRequestId: id });
     try {
       if (wallet.outcome === 'reject') await this.services.payments.reject(this.forkEm(), wallet.userId, id);
-      else await this.services.payments.approve(this.forkEm(), wallet.userId, id);
+      // Verified with the wallet's PIN, like a person's approval in the app.
+      else await this.services.payments.approve(this.forkEm(), wallet.userId, id, { pin: wallet.pin });
       log.info({ outcome: wallet.outcome }, 'test wallet answered');
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS' && wallet.outcome === 'insufficient_funds') {

@@ -5,6 +5,8 @@ import type { AccountService } from '../accounts/account.service.js';
 import { WalletStatus } from '../accounts/wallet.entity.js';
 import { recordTopUp } from '../ledger/ledger.js';
 import { normalisePhone } from '../accounts/identifier.js';
+import { createHmac } from 'node:crypto';
+import type { ConsentService } from '../consent/consent.service.js';
 
 /** What a test wallet does with every payment request made to it. */
 export type TestWalletOutcome = 'approve' | 'reject' | 'insufficient_funds' | 'expire' | 'expire_soon' | 'suspended' | 'closed';
@@ -94,6 +96,24 @@ export const TEST_WALLETS: readonly TestWalletDefinition[] = Object.freeze([
 export interface TestWallet extends TestWalletDefinition {
   readonly userId: string;
   readonly walletId: string;
+  /** Its transaction PIN, with which the responder approves like a person would (never printed). */
+  readonly pin: string;
+}
+
+/**
+ * A test wallet's transaction PIN: the same on every instance of one environment (derived from
+ * its KEY_SIGNING_SECRET), so that instances setting it at start never lock each other out.
+ * Development only, like the test wallets.
+ */
+export function testWalletPin(secret: string, username: string): string {
+  return String(createHmac('sha256', secret).update(`test-wallet-pin:${username}`).digest().readUInt32BE(0) % 1_000_000).padStart(6, '0');
+}
+
+/** What setting the test wallets up needs: the accounts, and the PINs (their secret and the consent service). */
+export interface TestWalletSetup {
+  accounts: AccountService;
+  consent: Pick<ConsentService, 'setPin'>;
+  keySigningSecret: string;
 }
 
 /** The outcomes the responder acts on (the others never see a request, or never answer). */
@@ -105,10 +125,10 @@ export const ANSWERING_OUTCOMES: ReadonlySet<TestWalletOutcome> = new Set(['appr
  * instances start at once (a lost creation race is read back). A username or phone already used
  * by a real user is left alone and that test wallet skipped, with a warning.
  */
-export async function ensureTestWallets(forkEm: () => EntityManager, accounts: AccountService, log: Logger): Promise<TestWallet[]> {
+export async function ensureTestWallets(forkEm: () => EntityManager, setup: TestWalletSetup, log: Logger): Promise<TestWallet[]> {
   const ready: TestWallet[] = [];
   for (const def of TEST_WALLETS) {
-    const wallet = await ensureOne(forkEm, accounts, def, log);
+    const wallet = await ensureOne(forkEm, setup, def, log);
     if (wallet) ready.push(wallet);
   }
   return ready;
@@ -134,15 +154,16 @@ async function find(em: EntityManager, def: TestWalletDefinition): Promise<Row[]
 
 async function ensureOne(
   forkEm: () => EntityManager,
-  accounts: AccountService,
+  { accounts, consent, keySigningSecret }: TestWalletSetup,
   def: TestWalletDefinition,
   log: Logger,
 ): Promise<TestWallet | undefined> {
   const phone = normalisePhone(def.phone);
+  const pin = testWalletPin(keySigningSecret, def.username);
   let rows = await find(forkEm(), def);
   if (rows.length === 0) {
     try {
-      await accounts.createUser(forkEm(), { username: def.username, phone: def.phone, balance: def.balance });
+      await accounts.createUser(forkEm(), { username: def.username, phone: def.phone, balance: def.balance, pin });
     } catch (err) {
       // Another instance created it first: read it back below.
       if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
@@ -154,12 +175,14 @@ async function ensureOne(
     log.warn({ username: def.username }, 'test wallet skipped: its username or phone belongs to another user');
     return undefined;
   }
+  // Set again at every start (also on wallets made before PINs existed), which lifts any lock.
+  await consent.setPin(forkEm(), row.walletId, pin);
   if (row.status !== def.status) await accounts.setWalletStatus(forkEm(), row.walletId, def.status);
   if (def.outcome === 'approve' && Number(row.balance) < def.balance / 2) {
     const missing = (def.balance - Number(row.balance)).toFixed(2);
     await forkEm().transactional((tem) => recordTopUp(tem, row.walletId, missing));
   }
-  return { ...def, userId: row.userId, walletId: row.walletId };
+  return { ...def, userId: row.userId, walletId: row.walletId, pin };
 }
 
 /** The listing of `npx wallet-gateway test-wallets` and of the docs: what each wallet does. */

@@ -204,7 +204,8 @@ describe('beside a running gateway on the same database', () => {
 
   test('user:create without --balance: an empty ACTIVE wallet in DEFAULT_CURRENCY; phone and username normalised', async () => {
     const out = await ok(env, ['user:create', '--username', 'Plain_User.1', '--phone', '0922000001']);
-    expect(Object.keys(out).sort()).toEqual(['userId', 'walletId']);
+    expect(Object.keys(out).sort()).toEqual(['pin', 'userId', 'walletId']);
+    expect(out.pin).toMatch(/^[0-9]{6}$/); // made up, shown this once
     expect(out.userId).toMatch(UUID);
     expect(out.walletId).toMatch(WALLET_ID);
     expect(await sql('select username, phone from users where id = ?', [out.userId])).toEqual([{ username: 'plain_user.1', phone: '922000001' }]);
@@ -286,6 +287,7 @@ describe('beside a running gateway on the same database', () => {
         expect(Number(row!.balance)).toBeGreaterThan(0);
         expect(row!.status).toBe('ACTIVE');
         expect((await verifyUserTokenClaims(app.config, u.userToken)).userId).toBe(row!.id);
+        expect(u.pin).toMatch(/^[0-9]{6}$/);
         // The demo key works against the gateway: it resolves both users, by username and by phone.
         for (const identifier of [u.username, u.phone]) {
           const res = await http(app.baseUrl, `/api/v1/account/${identifier}`, { token: out.secretKey });
@@ -302,6 +304,8 @@ describe('beside a running gateway on the same database', () => {
     expect(second.developerId).not.toBe(first.developerId);
     expect(second.secretKey).not.toBe(first.secretKey);
     expect(second.users.map((u: any) => u.walletId)).toEqual(first.users.map((u: any) => u.walletId));
+    // Each run prints fresh PINs, also for the users it found (an earlier PIN is shown only once).
+    expect(second.users.map((u: any) => u.pin)).not.toEqual(first.users.map((u: any) => u.pin));
     const after = await fingerprint();
     expect(after).toEqual({ ...before, developers: before.developers + 1, keys: before.keys + 1 });
     // The first demo key still works too.

@@ -15,7 +15,7 @@ import {
   type RetryInfo,
   type WebhookEvent,
 } from '@wallet-gateway/client';
-import { factories, gql, startTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_PIN, factories, gql, startTestApp, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { fingerprint } from '../../src/rest/idempotency.js';
 import { signatureHeader } from '../../src/webhooks/signing.js';
@@ -211,7 +211,7 @@ describe('waitForOutcome', () => {
     const { gateway, user } = await merchant();
     const { paymentRequestId } = await gateway.paymentRequests.create(order(user.walletId, { reference: 'wait-1' }));
     const waiting = gateway.waitForOutcome(paymentRequestId!, { pollIntervalMs: 100 });
-    await gql(app.baseUrl, 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id } }', { id: paymentRequestId }, user.token);
+    await gql(app.baseUrl, `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { id } }`, { id: paymentRequestId }, user.token);
     const outcome = await waiting;
     expect(outcome.status).toBe('APPROVED');
     expect(outcome.paymentRequest).toMatchObject({ id: paymentRequestId, status: 'APPROVED', reference: 'wait-1' });
@@ -284,7 +284,7 @@ describe('webhooks.verify', () => {
       const endpoint = await gateway.webhookEndpoints.create({ url: receiver.url, events: ['payment_request.approved'] });
       secret = endpoint.secret;
       const { paymentRequestId } = await gateway.paymentRequests.create(order(user.walletId));
-      await gql(app.baseUrl, 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id } }', { id: paymentRequestId }, user.token);
+      await gql(app.baseUrl, `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { id } }`, { id: paymentRequestId }, user.token);
       const deadline = Date.now() + 15_000;
       while (receiver.verified.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       const event = receiver.verified[0]!;

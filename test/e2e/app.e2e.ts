@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_PIN, factories, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { ROOT } from '../helpers/cli.js';
 import { untilSubscribed } from '../helpers/ws.js';
 import { until } from '../helpers/expect.js';
@@ -124,6 +124,7 @@ describe('GET /app in development', () => {
       await card(page, second.paymentRequestId).and(page.locator('[data-status="REJECTED"]')).waitFor();
     }
 
+    await card(page, id).locator('input.pin').fill(TEST_PIN);
     await card(page, id).locator('button.approve').click();
     await card(page, id).and(page.locator('[data-status="APPROVED"]')).waitFor();
     await page.locator('#balance', { hasText: '87.50' }).waitFor();
@@ -155,6 +156,7 @@ describe('GET /app in development', () => {
     const user = await factories(app).user({ balance: 5 });
     const { page, traffic } = await signIn(app, user.username);
     const { paymentRequestId: id } = await arrivesLive(page, traffic, () => requestPayment(app, sk, user.walletId, 80, 'Too expensive'));
+    await card(page, id).locator('input.pin').fill(TEST_PIN);
     await card(page, id).locator('button.approve').click();
     await card(page, id).locator('.error', { hasText: 'Not enough money in your wallet' }).waitFor();
     await expect(card(page, id).getAttribute('data-status')).resolves.toBe('PENDING');

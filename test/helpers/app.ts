@@ -38,6 +38,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // The scripted test wallets (src/sandbox) only where a test asks for them: they add users,
     // wallets and hub subscriptions that other suites count.
     SANDBOX_TEST_WALLETS: 'false',
+    // PIN hashes at scrypt's cheapest accepted cost (N = 2^10): the suites create thousands of
+    // users; the production cost (2^15, which production insists on) is tested in test/consent.
+    ...(env.APP_ENV === 'production' ? {} : { PIN_HASH_COST: '10' }),
     ...env,
   });
 }
@@ -73,6 +76,12 @@ export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> 
 let seq = 0;
 const unique = (): string => `${Date.now().toString(36).slice(-4)}${(seq++).toString(36)}${Math.floor(Math.random() * 1e4)}`;
 
+/** The transaction PIN `factories(app).user()` gives every wallet unless told otherwise (the approve helpers' default). */
+export const TEST_PIN = '135790';
+
+/** The `verification` argument of an approval with a PIN (TEST_PIN unless told). */
+export const pinVerification = (pin: string = TEST_PIN): { pin: string } => ({ pin });
+
 /** Small factories that set up data through the services (never through the code under test's doors). */
 export function factories(app: Pick<TestApp, 'db' | 'config' | 'gateway'>) {
   const em = () => app.db.orm.em.fork();
@@ -84,10 +93,12 @@ export function factories(app: Pick<TestApp, 'db' | 'config' | 'gateway'>) {
       const key = await issueSecretKey(em(), app.config, d.id);
       return { developerId: d.id, ...key };
     },
-    async user(opts: { balance?: number; username?: string; phone?: string; currency?: string } = {}) {
+    /** A user and funded wallet; its transaction PIN is `opts.pin`, else TEST_PIN (`pin: null`: a random one). */
+    async user(opts: { balance?: number; username?: string; phone?: string; currency?: string; pin?: string | null } = {}) {
       const username = opts.username ?? `u_${unique()}`;
       const phone = opts.phone ?? `0911${String(phoneSeq++ % 1e6).padStart(6, '0')}`;
-      const created = await s.accounts.createUser(em(), { username, phone, balance: opts.balance, currency: opts.currency });
+      const pin = opts.pin === undefined ? TEST_PIN : opts.pin;
+      const created = await s.accounts.createUser(em(), { username, phone, balance: opts.balance, currency: opts.currency, pin });
       const token = await mintUserToken(app.config, created.userId);
       return { ...created, username, phone, token };
     },

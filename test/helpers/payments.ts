@@ -1,7 +1,7 @@
 // Helpers of the money and state-machine tests (test/payment-requests, test/http, test/rest/idempotency): create, decide and
 // read payment requests, and read balances and the ledger straight from the database. The REST
 // contract tests use ./rest.ts, whose wrappers return the raw HttpResult.
-import { gql, http } from './app.js';
+import { TEST_PIN, gql, http } from './app.js';
 import type { Database } from '../../src/db/database.js';
 import { checkLedger } from '../../src/ledger/ledger-check.js';
 import { sleep } from './expect.js';
@@ -22,9 +22,13 @@ export async function requestPayment(
   return res.body.paymentRequestId as string;
 }
 
-/** The wallet app's approve mutation over HTTP GraphQL. */
-export function approve(baseUrl: string, userToken: string, id: string) {
-  return gql(baseUrl, 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id status transactionId } }', { id }, userToken);
+/** The approve mutation with a PIN (the wallet app's). */
+export const APPROVE_WITH_PIN =
+  'mutation($id: ID!, $pin: String!) { approvePaymentRequest(id: $id, verification: { pin: $pin }) { id status transactionId } }';
+
+/** The wallet app's approve mutation over HTTP GraphQL, verified with the wallet's PIN (the factories' TEST_PIN unless told). */
+export function approve(baseUrl: string, userToken: string, id: string, pin: string = TEST_PIN) {
+  return gql(baseUrl, APPROVE_WITH_PIN, { id, pin }, userToken);
 }
 
 /** The wallet app's reject mutation over HTTP GraphQL. */

@@ -1,7 +1,7 @@
 // REST-contract helpers for test/rest: one wrapper per endpoint returning the raw HttpResult
 // (status, headers, body) so tests can assert on every detail of the answer. The money and state
 // machine tests use ./payments.ts, whose helpers return what those tests reason about instead.
-import { gql, http, type TestApp } from './app.js';
+import { TEST_PIN, gql, http, type TestApp } from './app.js';
 import { UUID_RE, type HttpResult } from './expect.js';
 
 /** The REST prefix. */
@@ -78,11 +78,11 @@ export const getTransaction = (app: Pick<TestApp, 'baseUrl'>, token: string | un
 export const lookupAccount = (app: Pick<TestApp, 'baseUrl'>, token: string | undefined, identifier: string): Promise<HttpResult> =>
   http(app.baseUrl, `${API}/account/${identifier}`, token ? { token } : {});
 
-const APPROVE = 'mutation($id: ID!){ approvePaymentRequest(id:$id){ id status transactionId } }';
+const APPROVE = 'mutation($id: ID!, $pin: String!){ approvePaymentRequest(id:$id, verification: { pin: $pin }){ id status transactionId } }';
 
-/** The wallet's owner approves in the mobile app (GraphQL, user token); returns the transaction id. */
-export async function approve(app: Pick<TestApp, 'baseUrl'>, userToken: string, id: string): Promise<string> {
-  const res = await gql(app.baseUrl, APPROVE, { id }, userToken);
+/** The wallet's owner approves in the mobile app (GraphQL, user token, the wallet's PIN: TEST_PIN unless told); returns the transaction id. */
+export async function approve(app: Pick<TestApp, 'baseUrl'>, userToken: string, id: string, pin: string = TEST_PIN): Promise<string> {
+  const res = await gql(app.baseUrl, APPROVE, { id, pin }, userToken);
   if (res.status !== 200 || res.body?.errors) throw new Error(`approve failed: ${res.status} ${JSON.stringify(res.body)}`);
   const approved = res.body.data.approvePaymentRequest as { id: string; status: string; transactionId: string };
   expect(approved).toEqual({ id, status: 'APPROVED', transactionId: expect.stringMatching(UUID_RE) });

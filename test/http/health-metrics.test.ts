@@ -2,7 +2,7 @@
 // (Prometheus: HTTP latency by route and status, payment requests by outcome, open
 // subscriptions, event delivery lag).
 import { randomUUID } from 'node:crypto';
-import { useTestApp, http, startTestApp, type TestApp, type factories } from '../helpers/app.js';
+import { TEST_PIN, useTestApp, http, startTestApp, type TestApp, type factories } from '../helpers/app.js';
 import { expectError, expectOk, withDeadline, poll } from '../helpers/expect.js';
 import { approve, cancel, createPaymentRequest, getStatus, REST_TEST_ENV } from '../helpers/rest.js';
 import { reject } from '../helpers/payments.js';
@@ -143,7 +143,7 @@ describe('/metrics', () => {
     expectOk(await cancel(app, dev.secretKey, toCancel));
     const poor = await http(app.baseUrl, '/graphql', {
       token: user.token,
-      body: { query: 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id } }', variables: { id: tooMuch } },
+      body: { query: `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { id } }`, variables: { id: tooMuch } },
     });
     expect(poor.body.errors[0].extensions.code).toBe('INSUFFICIENT_FUNDS');
     // Refused calls are no outcome: a second cancel (409) and a 400 create change nothing.

@@ -2,7 +2,7 @@
 // line per request with the route template, and no credential anywhere in the log.
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import { factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { TEST_PIN, factories, gql, http, startTestApp, type TestApp } from '../helpers/app.js';
 import { expectError, expectOk, until, UUID_RE, type HttpResult } from '../helpers/expect.js';
 import { API, approve, cancel, createPaymentRequest, getStatus, getTransaction, lookupAccount, REST_TEST_ENV } from '../helpers/rest.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
@@ -207,7 +207,7 @@ describe('every line written while serving a request carries its id', () => {
       [`${API}/wallet/payment-request/${pr}`, { token: dev.secretKey }],
       [`${API}/wallet/payment-request/${pr}`, { token: `${dev.secretKey}x` }],
       [`${API}/account/0900000001`, { token: dev.secretKey }],
-      ['/graphql', { token: u.token, body: { query: 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id } }', variables: { id: pr } } }],
+      ['/graphql', { token: u.token, body: { query: `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { id } }`, variables: { id: pr } } }],
       ['/graphql', { token: 'not-a-token', body: { query: '{ myPendingPaymentRequests { id } }' } }],
       [`${API}/wallet/request-payment`, { token: dev.secretKey, rawBody: '{', headers: { 'content-type': 'application/json' } }],
     ];

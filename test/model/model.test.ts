@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { Client } from 'graphql-ws';
-import { startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
+import { TEST_PIN, startTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
 import { ledgerMismatches } from '../helpers/payments.js';
 import { subscribe, untilSubscribed, wsClient, type Sub } from '../helpers/ws.js';
 import { recordSuite, suiteSize } from '../suite-size.js';
@@ -91,7 +91,8 @@ async function execute(w: World, m: Model, c: Cmd): Promise<Outcome | 'skip'> {
       const pr = m.prs[c.p % Math.max(1, m.prs.length)];
       if (!pr) return 'skip';
       const field = c.k === 'approve' ? 'approvePaymentRequest' : 'rejectPaymentRequest';
-      return gqlOutcome(`mutation($id: ID!) { ${field}(id: $id) { id status transactionId } }`, { id: pr.id }, w.users[pr.u]!.token, field);
+      const verification = c.k === 'approve' ? `, verification: { pin: "${TEST_PIN}" }` : '';
+      return gqlOutcome(`mutation($id: ID!) { ${field}(id: $id${verification}) { id status transactionId } }`, { id: pr.id }, w.users[pr.u]!.token, field);
     }
     case 'cancel': {
       const pr = m.prs[c.p % Math.max(1, m.prs.length)];

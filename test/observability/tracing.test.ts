@@ -8,7 +8,7 @@ import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpe
 import { spawnGatewayOn, type GatewayProcess } from '../process/gateway-process.js';
 import { startOtlpReceiver, SPAN_KIND, type ReceivedSpan } from '../helpers/otlp-receiver.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
-import { testConfig } from '../helpers/app.js';
+import { TEST_PIN, testConfig } from '../helpers/app.js';
 import { subscribe, wsClient } from '../helpers/ws.js';
 import { until, withDeadline } from '../helpers/expect.js';
 
@@ -105,7 +105,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     secretKey = key.body.data.issueSecretKey.secretKey;
     const user = await gql(
       'mutation($i: CreateUserInput!) { createUser(input: $i) { userId walletId } }',
-      { i: { username: `traced_${Date.now().toString(36)}`, phone, balance: 100 } },
+      { i: { username: `traced_${Date.now().toString(36)}`, phone, balance: 100, pin: TEST_PIN } },
       admin,
     );
     walletId = user.body.data.createUser.walletId;
@@ -222,7 +222,7 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     expect((await sub.next()).paymentRequested.id).toBe(id);
     const approved = await withDeadline(
       new Promise<any>((resolve, reject) => {
-        client.subscribe({ query: 'mutation($id: ID!) { approvePaymentRequest(id: $id) { status } }', variables: { id } }, { next: resolve, error: reject, complete: () => undefined });
+        client.subscribe({ query: `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { status } }`, variables: { id } }, { next: resolve, error: reject, complete: () => undefined });
       }),
       10_000,
       'the approval over the socket',

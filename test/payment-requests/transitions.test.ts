@@ -1,5 +1,5 @@
-import { useTestApp, http, type TestApp, type factories } from '../helpers/app.js';
-import { approve, balances, cancel, countTransactions, ledgerMismatches, reject, requestPayment, statusOf } from '../helpers/payments.js';
+import { TEST_PIN, useTestApp, http, type TestApp, type factories } from '../helpers/app.js';
+import { APPROVE_WITH_PIN, approve, balances, cancel, countTransactions, ledgerMismatches, reject, requestPayment, statusOf } from '../helpers/payments.js';
 import { WalletStatus } from '../../src/accounts/wallet.entity.js';
 
 let app: TestApp;
@@ -82,7 +82,7 @@ describe('PENDING → APPROVED', () => {
     const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 10);
     expect((await approve(app.baseUrl, dev.secretKey, id)).body.errors[0].extensions.code).toBe('FORBIDDEN');
     const anonymous = await http(app.baseUrl, '/graphql', {
-      body: { query: 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id } }', variables: { id } },
+      body: { query: APPROVE_WITH_PIN, variables: { id, pin: TEST_PIN } },
     });
     expect(anonymous.body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
     expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');

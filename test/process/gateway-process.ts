@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { ROOT, cliEnv } from '../helpers/cli.js';
-import { testConfig } from '../helpers/app.js';
+import { TEST_PIN, testConfig } from '../helpers/app.js';
 import type { Database } from '../../src/db/database.js';
 import { DeveloperService } from '../../src/developers/developer.service.js';
 import { AccountService } from '../../src/accounts/account.service.js';
@@ -83,7 +83,7 @@ export async function seed(db: Database, opts: { developers: number; users: numb
   const users = [];
   for (let i = 0; i < opts.users; i++) {
     const username = `p${Date.now().toString(36)}${i}`;
-    const created = await accounts.createUser(db.orm.em.fork(), { username, phone: `09${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`, balance: opts.balance });
+    const created = await accounts.createUser(db.orm.em.fork(), { username, phone: `09${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`, balance: opts.balance, pin: TEST_PIN });
     users.push({ ...created, token: await mintUserToken(config, created.userId) });
   }
   return { developers: devs, users };
@@ -131,4 +131,4 @@ export function send(agent: http.Agent, baseUrl: string, method: string, path: s
   });
 }
 
-export const APPROVE = 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id status transactionId } }';
+export const APPROVE = `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { id status transactionId } }`;

@@ -1,4 +1,5 @@
 import { createTestDatabase, describeOnServer, type TestDatabase } from '../helpers/db.js';
+import { TEST_PIN } from '../helpers/app.js';
 import { spawnGateway, seed, type GatewayProcess } from './gateway-process.js';
 import { startReceiver, verify, type Receiver } from '../webhooks/receiver.js';
 
@@ -76,7 +77,7 @@ test('kill -9 mid-delivery: after a restart every event is delivered at least on
     const res = await fetch(`${second.baseUrl}/graphql`, {
       method: 'POST',
       headers: { authorization: `Bearer ${user.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: 'mutation($id: ID!) { approvePaymentRequest(id: $id) { id status } }', variables: { id } }),
+      body: JSON.stringify({ query: `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { id status } }`, variables: { id } }),
     });
     expect(((await res.json()) as { errors?: unknown }).errors).toBeUndefined();
   }

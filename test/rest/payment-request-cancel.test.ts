@@ -1,5 +1,5 @@
 // POST /api/v1/wallet/payment-request/{requestId}/cancel
-import { useTestApp, gql, type TestApp, type factories } from '../helpers/app.js';
+import { TEST_PIN, useTestApp, gql, type TestApp, type factories } from '../helpers/app.js';
 import { expectError, expectOk, ISO_DATE_RE } from '../helpers/expect.js';
 import { approve, cancel, countRows, createPaymentRequest, getStatus, UNKNOWN_UUID, REST_TEST_ENV } from '../helpers/rest.js';
 
@@ -64,7 +64,7 @@ test('a cancelled request can no longer be approved: no money moves, no transact
   const id = await createPaymentRequest(app, token, user.walletId, { amount: 10 });
   expectOk(await cancel(app, token, id));
   const transactionsBefore = await countRows(app, 'transactions');
-  const res = await gql(app.baseUrl, 'mutation($id: ID!){ approvePaymentRequest(id:$id){ id status } }', { id }, user.token);
+  const res = await gql(app.baseUrl, `mutation($id: ID!){ approvePaymentRequest(id:$id, verification: { pin: "${TEST_PIN}" }){ id status } }`, { id }, user.token);
   expect(res.body.errors?.[0]?.extensions?.code).toBe('PAYMENT_REQUEST_NOT_PENDING');
   expect(await countRows(app, 'transactions')).toBe(transactionsBefore);
   expect((await getStatus(app, token, id)).body).toMatchObject({ status: 'CANCELLED', transactionId: null });

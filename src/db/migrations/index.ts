@@ -9,6 +9,7 @@ import { Migration20261123002000_webhook_endpoint_activity } from './Migration20
 import { Migration20261124000000_outbox_retention } from './Migration20261124000000_outbox_retention.js';
 import { Migration20261124100000_ledger_checks } from './Migration20261124100000_ledger_checks.js';
 import { Migration20261124200000_ws_connections } from './Migration20261124200000_ws_connections.js';
+import { Migration20261126001000_wallet_pins } from './Migration20261126001000_wallet_pins.js';
 import { Migration20261126100000_links_capture } from './Migration20261126100000_links_capture.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
@@ -24,5 +25,6 @@ export const migrationsList = [
   { name: 'Migration20261124000000_outbox_retention', class: Migration20261124000000_outbox_retention },
   { name: 'Migration20261124100000_ledger_checks', class: Migration20261124100000_ledger_checks },
   { name: 'Migration20261124200000_ws_connections', class: Migration20261124200000_ws_connections },
+  { name: 'Migration20261126001000_wallet_pins', class: Migration20261126001000_wallet_pins },
   { name: 'Migration20261126100000_links_capture', class: Migration20261126100000_links_capture },
 ];

@@ -159,12 +159,17 @@ function card(request) {
   error.setAttribute('role', 'alert');
   error.hidden = true;
   const actions = el('div', 'actions');
+  // The transaction PIN every approval needs (a plain field for now; the PIN pad comes with the passkeys work).
+  const pin = el('input', 'pin');
+  Object.assign(pin, { type: 'password', inputMode: 'numeric', autocomplete: 'off', maxLength: 6, placeholder: 'PIN' });
+  pin.setAttribute('aria-label', 'Transaction PIN');
+  pin.pattern = '[0-9]{4,6}';
   const reject = el('button', 'reject', 'Reject');
   const approve = el('button', 'approve primary', `Pay ${money(request.amount, request.currency)}`);
   reject.type = approve.type = 'button';
   reject.addEventListener('click', () => decide(request.id, 'reject'));
   approve.addEventListener('click', () => decide(request.id, 'approve'));
-  actions.append(reject, approve);
+  actions.append(pin, reject, approve);
   li.append(head, amount, description, timer, error, actions);
   return li;
 }
@@ -187,6 +192,7 @@ function render(entry) {
     timer.textContent = request.transactionId ? `Transaction ${request.transactionId.slice(0, 8)}…` : '';
     timer.classList.remove('soon');
     for (const button of element.querySelectorAll('button')) button.disabled = true;
+    element.querySelector('.pin').hidden = true;
     if (!entry.decided) {
       entry.decided = true;
       $('recent').prepend(element);
@@ -225,7 +231,10 @@ async function decide(id, action) {
   try {
     const data =
       action === 'approve'
-        ? await graphql('mutation($id: ID!) { approvePaymentRequest(id: $id) { id status transactionId } }', { id })
+        ? await graphql(
+            'mutation($id: ID!, $v: ApprovalVerificationInput!) { approvePaymentRequest(id: $id, verification: $v) { id status transactionId } }',
+            { id, v: { pin: entry.element.querySelector('.pin').value } },
+          )
         : await graphql('mutation($id: ID!) { rejectPaymentRequest(id: $id) { id status } }', { id });
     upsert(action === 'approve' ? data.approvePaymentRequest : data.rejectPaymentRequest);
     if (action === 'approve') await refreshWallet();
@@ -236,6 +245,7 @@ async function decide(id, action) {
       error.textContent = `${err.message} Your balance is ${money(state.wallet.balance, state.wallet.currency)}.`;
     }
     if (err.code === 'PAYMENT_REQUEST_EXPIRED') upsert({ id, status: 'EXPIRED' });
+    if (err.code === 'VERIFICATION_FAILED' || err.code === 'VERIFICATION_LOCKED') entry.element.querySelector('.pin').value = '';
     if (entry.request.status === 'PENDING') for (const button of buttons) button.disabled = false;
   }
 }

@@ -1,0 +1,48 @@
+import { Arg, Authorized, Ctx, Mutation, Resolver, UseMiddleware } from 'type-graphql';
+import type { Context } from '../context.js';
+import { CurrentUser, Role } from '../auth/authorization.js';
+import type { UserPrincipal as User } from '../auth/principal.js';
+import { Audited } from '../audit/audit.middleware.js';
+import { TransactionPinReset } from './consent.types.js';
+
+/** The wallet app's side of consent (user token). */
+@Resolver()
+export class ConsentResolver {
+  @Authorized(Role.USER)
+  @Mutation(() => Boolean, {
+    description:
+      'Wallet app (user token): change my transaction PIN. The current PIN is checked like an approval (counted; VERIFICATION_FAILED / VERIFICATION_LOCKED); the new one must be 4 to 6 digits.',
+  })
+  async changeTransactionPin(
+    @Arg('currentPin', () => String) currentPin: string,
+    @Arg('newPin', () => String) newPin: string,
+    @Ctx() ctx: Context,
+    @CurrentUser() user: User,
+  ): Promise<boolean> {
+    return ctx.services.consent.changePin(ctx.em, user.userId, currentPin, newPin);
+  }
+}
+
+/** Internal tools (admin token): transaction PINs and their locks, audited. */
+@Authorized(Role.ADMIN)
+@UseMiddleware(Audited)
+@Resolver()
+export class ConsentAdminResolver {
+  @Mutation(() => TransactionPinReset, {
+    description: "Sets a wallet's transaction PIN (a random 6-digit one when `pin` is omitted), lifts any lock, and shows the PIN this once.",
+  })
+  async resetTransactionPin(
+    @Arg('walletId', () => String) walletId: string,
+    @Ctx() ctx: Context,
+    @Arg('pin', () => String, { nullable: true, description: '4 to 6 digits.' }) pin?: string | null,
+  ): Promise<TransactionPinReset> {
+    return Object.assign(new TransactionPinReset(), { walletId, pin: await ctx.services.consent.setPin(ctx.em, walletId, pin) });
+  }
+
+  @Mutation(() => Boolean, {
+    description: "Lifts the lock on a wallet's approvals (after PIN_MAX_ATTEMPTS failed verifications) and clears its count.",
+  })
+  async unlockTransactionPin(@Arg('walletId', () => String) walletId: string, @Ctx() ctx: Context): Promise<boolean> {
+    return ctx.services.consent.unlock(ctx.em, walletId);
+  }
+}
