@@ -81,6 +81,16 @@ describe('POST /wallet/payment-links', () => {
     expect(await ledgerMismatches(app.db)).toEqual([]);
   });
 
+  test('the payer of an open request verifies with their own PIN: a wrong one is VERIFICATION_FAILED and binds nothing', async () => {
+    const { id } = await openLink();
+    const payer = await f.user({ balance: 50 });
+    const wrong = await approve(app.baseUrl, payer.token, id, '000000');
+    expect(wrong.body.errors[0].extensions.code).toBe('VERIFICATION_FAILED');
+    const [row] = await app.db.orm.em.fork().execute<Array<{ wallet_id: string | null; status: string }>>('select wallet_id, status from payment_requests where id = ?', [id]);
+    expect(row).toEqual({ wallet_id: null, status: 'PENDING' });
+    expect((await approve(app.baseUrl, payer.token, id)).body.data.approvePaymentRequest.status).toBe('APPROVED');
+  });
+
   test('an open request is in no one’s myPendingPaymentRequests, and only approving touches it (reject: FORBIDDEN, unchanged)', async () => {
     const { id } = await openLink();
     const user = await f.user({ balance: 50 });
