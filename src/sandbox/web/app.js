@@ -133,10 +133,11 @@ function showWallet(wallet) {
   $('balance').textContent = money(wallet.balance, wallet.currency).replace(wallet.currency, '').trim();
   $('currency').textContent = wallet.currency;
   $('wallet-status').textContent = wallet.status === 'ACTIVE' ? '' : `Wallet ${wallet.status.toLowerCase()}`;
+  showAvailable(wallet);
 }
 
 async function refreshWallet() {
-  const data = await graphql('{ myWallet { walletId username status balance currency } }');
+  const data = await graphql('{ myWallet { walletId username status balance availableBalance currency } }');
   showWallet(data.myWallet);
 }
 
@@ -252,7 +253,7 @@ async function decide(id, action) {
 
 /** Catch-up: the wallet and everything still pending (at start and after every reconnect). */
 async function load() {
-  const data = await graphql(`{ myWallet { walletId username status balance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } }`);
+  const data = await graphql(`{ myWallet { walletId username status balance availableBalance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } }`);
   showWallet(data.myWallet);
   for (const request of data.myPendingPaymentRequests) upsert(request);
 }
@@ -314,9 +315,49 @@ async function start() {
     return;
   }
   connect();
+  openLinkFromHash();
   state.ticker ??= setInterval(() => {
     for (const entry of state.requests.values()) if (entry.request.status === 'PENDING') render(entry);
   }, 1000);
+}
+
+// ---------------------------------------------------------------- payment links (#25)
+// An open request reached by its link (GET /pay/{code} lands here as /app#pay=<code>) or pasted:
+// read with paymentRequestByCode and shown as the same card as a pending request. Holds of
+// MANUAL payments show as the available balance under the balance.
+
+/** "Available 70.00" under the balance while holds (MANUAL payments not yet captured) reserve part of it. */
+function showAvailable(wallet) {
+  const shown = typeof wallet.availableBalance === 'number' && wallet.availableBalance !== wallet.balance;
+  $('available').hidden = !shown;
+  $('available').textContent = shown ? `Available ${money(wallet.availableBalance, wallet.currency)} (the rest is held)` : '';
+}
+
+/** The code of a payment link (…/pay/<code>, #pay=<code>) or a bare code; null when it is none. */
+function codeOfLink(text) {
+  const match = /(?:\/pay\/|#pay=|^)([A-Za-z0-9_-]{16,64})\/?(?:[?#].*)?$/.exec(text.trim());
+  return match ? match[1] : null;
+}
+
+/** Reads the request of a link's code and shows its card (pending: pay or reject; else its state). */
+async function openByCode(code) {
+  const data = await graphql(`query($code: String!) { paymentRequestByCode(code: $code) { ${REQUEST_FIELDS} transactionId } }`, { code });
+  const request = data.paymentRequestByCode;
+  upsert(request);
+  state.requests.get(request.id)?.element.scrollIntoView({ block: 'center' });
+}
+
+/** /app#pay=<code> (where /pay/<code> sends a development browser): opens it once, then clears the hash. */
+function openLinkFromHash() {
+  const code = codeOfLink(location.hash);
+  if (!code) return;
+  history.replaceState(null, '', location.pathname);
+  openByCode(code).catch((err) => showLinkError(err));
+}
+
+function showLinkError(err) {
+  $('link-error').textContent = err.code === 'NOT_FOUND' ? 'No payment request for this link (or it was paid by someone else).' : words(err);
+  $('link-error').hidden = false;
 }
 
 // ---------------------------------------------------------------- wiring
@@ -337,5 +378,13 @@ document.addEventListener('DOMContentLoaded', () => {
     });
   }
   $('signout').addEventListener('click', () => signOut());
+  $('link-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    $('link-error').hidden = true;
+    const code = codeOfLink($('link-input').value);
+    if (!code) return showLinkError({ message: 'That is not a payment link.' });
+    openByCode(code).then(() => ($('link-input').value = ''), showLinkError);
+  });
+  window.addEventListener('hashchange', () => state.wallet && openLinkFromHash());
   if (state.token) start();
 });
