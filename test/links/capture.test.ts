@@ -1,4 +1,4 @@
-import { useTestApp, http, gql, factories, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, gql, type factories, type TestApp } from '../helpers/app.js';
 import { approve, balances, ledgerMismatches, requestPayment, statusOf } from '../helpers/payments.js';
 import { expectError } from '../helpers/expect.js';
 

@@ -1,4 +1,4 @@
-import { useTestApp, http, gql, startTestApp, factories, type TestApp } from '../helpers/app.js';
+import { useTestApp, http, gql, startTestApp, type factories, type TestApp } from '../helpers/app.js';
 import { approve, balances, ledgerMismatches, reject, requestPayment, statusOf } from '../helpers/payments.js';
 import { expectError, walkJson } from '../helpers/expect.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
