@@ -1,5 +1,5 @@
 import { opaqueId } from '../random-id.js';
-import type { CaptureMode, PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
+import type { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
 import { PAYMENT_REQUEST_STATUS_FIELDS, PaymentRequestView } from '../payment-requests/payment-request.types.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { TRANSACTION_FIELDS, TransactionView } from '../transactions/transaction.types.js';
@@ -128,6 +128,5 @@ export function subscriberViewOf(payload: EventPayload): PaymentRequestView {
     reference: (b.reference as string | null) ?? null,
     metadata: (b.metadata as Record<string, string> | null) ?? null,
     paymentUrl: b.paymentUrl as string,
-    capture: b.capture as CaptureMode,
   });
 }

@@ -86,7 +86,6 @@ export const PAYMENT_REQUEST_STATUS_FIELDS = [
   'reference',
   'metadata',
   'paymentUrl',
-  'capture',
 ] as const satisfies ReadonlyArray<keyof PaymentRequestView>;
 
 @ObjectType('PaymentRequestPage', { description: 'Payment requests, newest first.' })

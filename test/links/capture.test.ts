@@ -34,7 +34,7 @@ describe('approving a MANUAL request holds the amount', () => {
     const body = (await tx(dev.secretKey, txId)).body;
     expect(body).toMatchObject({ id: txId, status: 'PENDING', amount: 30, capturedAmount: null });
     expect('capturedAmount' in body).toBe(true);
-    expect(await statusOf(app.baseUrl, dev.secretKey, id)).toMatchObject({ status: 'APPROVED', transactionId: txId, capture: 'MANUAL' });
+    expect(await statusOf(app.baseUrl, dev.secretKey, id)).toMatchObject({ status: 'APPROVED', transactionId: txId });
     expect(await wallet(user.token)).toEqual({ balance: 100, availableBalance: 70 });
     expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 100, developer: 0 });
     expect(await ledgerMismatches(app.db)).toEqual([]);

@@ -26,6 +26,7 @@ test('200 with the PaymentRequestStatus body, status CANCELLED', async () => {
     transactionId: null,
     reference: null,
     metadata: null,
+    paymentUrl: expect.stringMatching(/^http:\/\/localhost:\d+\/pay\/[A-Za-z0-9_-]{24}$/),
   });
 });
 

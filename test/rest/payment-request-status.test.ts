@@ -31,6 +31,7 @@ test('200 with exactly the PaymentRequestStatus fields plus merchantName, update
     transactionId: null,
     reference: null,
     metadata: null,
+    paymentUrl: expect.stringMatching(/^http:\/\/localhost:\d+\/pay\/[A-Za-z0-9_-]{24}$/),
   });
 });
 

@@ -29,7 +29,7 @@ afterAll(async () => {
   await app.close();
 });
 
-test('200 with exactly id, amount, currency, status, type, description, createdAt, updatedAt, paymentProvider, paymentReference', () => {
+test('200 with exactly id, amount, currency, status, type, description, createdAt, updatedAt, paymentProvider, paymentReference, capturedAmount', () => {
   expectOk(tx);
   expect(tx.body).toEqual({
     id: transactionId,
@@ -42,6 +42,7 @@ test('200 with exactly id, amount, currency, status, type, description, createdA
     updatedAt: expect.stringMatching(ISO_DATE_RE),
     paymentProvider: 'WALLET',
     paymentReference: expect.any(String),
+    capturedAmount: 250.75,
   });
 });
 

@@ -635,8 +635,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "AUTOMATIC"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -723,8 +722,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "AUTOMATIC"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -824,8 +822,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "AUTOMATIC"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -912,8 +909,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "AUTOMATIC"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -1000,8 +996,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "AUTOMATIC"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -1088,8 +1083,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "AUTOMATIC"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -1189,8 +1183,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "MANUAL"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -1290,8 +1283,7 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
-                     *           "capture": "MANUAL"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -1607,7 +1599,6 @@ export interface components {
             /** @description Your `metadata` from creation, or `null`. */
             metadata: components["schemas"]["Metadata"] | null;
             paymentUrl: components["schemas"]["PaymentUrl"];
-            capture: components["schemas"]["CaptureMode"];
         };
         /**
          * Transaction
