@@ -56,6 +56,16 @@ describe('POST /wallet/payment-links', () => {
     expect(a.body.paymentUrl).not.toBe(b.body.paymentUrl);
   });
 
+  test('Idempotency-Key: the same key and body answer the first link again; another body is 422', async () => {
+    const key = `link-${Date.now()}`;
+    const first = await http(app.baseUrl, '/api/v1/wallet/payment-links', { token: dev.secretKey, body: LINK, headers: { 'idempotency-key': key } });
+    const again = await http(app.baseUrl, '/api/v1/wallet/payment-links', { token: dev.secretKey, body: LINK, headers: { 'idempotency-key': key } });
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const other = await http(app.baseUrl, '/api/v1/wallet/payment-links', { token: dev.secretKey, body: { ...LINK, amount: 1 }, headers: { 'idempotency-key': key } });
+    expectError(other, 422);
+  });
+
   test('a walletId (or any other unknown field) is a 400 naming it, and nothing is created', async () => {
     const user = await f.user();
     const before = await http(app.baseUrl, '/api/v1/wallet/payment-requests', { token: dev.secretKey });
