@@ -64,7 +64,6 @@ function parseCapture(value: unknown): CaptureMode {
   return value as CaptureMode;
 }
 
-
 /** A link's code as sent: base64url characters, at most 64 (else it names nothing: NOT_FOUND). */
 function requireCode(code: unknown): string {
   if (typeof code !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(code)) throw notFound('Payment request not found');
