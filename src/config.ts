@@ -100,8 +100,8 @@ const settings = z.object({
     .string()
     .refine((v) => v.includes('{code}'), 'must contain {code}')
     .default('walletapp://pay/{code}'),
-  /** A MANUAL payment's hold is voided by itself after this many hours if not captured. */
-  HOLD_TTL_HOURS: z.coerce.number().int().min(1).max(8760).default(168),
+  /** A MANUAL payment's hold is voided by itself after this many hours if not captured (a fraction is allowed, e.g. 0.01 = 36 s, for trials). */
+  HOLD_TTL_HOURS: z.coerce.number().positive().max(8760).default(168),
   /** Failed approval verifications in a row (PIN or passkey) that lock a wallet's approvals (src/consent). */
   PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** How long such a lock lasts. */

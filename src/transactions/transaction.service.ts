@@ -55,7 +55,7 @@ export class TransactionService {
                                  description, payment_provider, payment_reference, hold_expires_at, created_at, updated_at)
        values (?, ?, ?, ?, ?::numeric, ?, 'PENDING', 'WALLET_PAYMENT', ?, 'WALLET',
                'WPAY' || lpad(nextval('payment_reference_seq')::text, 12, '0') || '-' || ?,
-               now() + make_interval(hours => ?), now(), now())`,
+               now() + make_interval(secs => ? * 3600), now(), now())`,
       [p.transactionId, p.paymentRequestId, p.walletId, p.developerId, p.amount, p.currency, p.description, referenceSuffix(), holdTtlHours],
     );
   }
