@@ -590,7 +590,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment_request.created: A payment request was created
-         * @description Sent when `POST /api/v1/wallet/request-payment` created a request (`PENDING`); the user was notified in the wallet app.
+         * @description Sent when `POST /api/v1/wallet/request-payment` created a request (`PENDING`); the user was notified in the wallet app. Also for `POST /api/v1/wallet/payment-links` (an open request: no one is notified; a payer opens its `paymentUrl`).
          *     Verify `webhook-signature` over the raw body before trusting it; answer any 2xx within 10 seconds.
          */
         post: {
