@@ -86,3 +86,28 @@ test('a pasted link opens the same card; a MANUAL approval shows the available b
   noProblems(problems);
   await page.context().close();
 });
+
+test('production: the /pay page renders under its own CSP (its one stylesheet by hash, the QR code inline), no violation', async () => {
+  const prod = await startTestApp({
+    database: app.database,
+    env: {
+      APP_ENV: 'production',
+      KEY_SIGNING_SECRET: 'test-key-signing-secret-0123456789',
+      USER_TOKEN_SECRET: 'test-user-token-secret-0123456789',
+      ADMIN_TOKEN: 'test-admin-token-0123456789',
+    },
+  });
+  try {
+    const created = await link();
+    const { page, problems } = await phonePage(browser);
+    await page.goto(`${prod.baseUrl}${pathOf(created.paymentUrl)}`);
+    await page.locator('a.open', { hasText: 'Open in wallet app' }).waitFor();
+    // The stylesheet applied (allowed by its hash): the button is styled, not a plain link.
+    expect(await page.locator('a.open').evaluate((a) => getComputedStyle(a).display)).toBe('block');
+    expect(await page.locator('.qr svg').count()).toBe(1);
+    noProblems(problems);
+    await page.context().close();
+  } finally {
+    await prod.close();
+  }
+});
