@@ -103,7 +103,8 @@ test('production: the /pay page renders under its own CSP (its one stylesheet by
     await page.goto(`${prod.baseUrl}${pathOf(created.paymentUrl)}`);
     await page.locator('a.open', { hasText: 'Open in wallet app' }).waitFor();
     // The stylesheet applied (allowed by its hash): the button is styled, not a plain link.
-    expect(await page.locator('a.open').evaluate((a) => getComputedStyle(a).display)).toBe('block');
+    // Runs in the page (no DOM types in this project's compile).
+    expect(await page.locator('a.open').evaluate((a) => (globalThis as any).getComputedStyle(a).display)).toBe('block');
     expect(await page.locator('.qr svg').count()).toBe(1);
     noProblems(problems);
     await page.context().close();
