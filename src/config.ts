@@ -126,7 +126,7 @@ const settings = z.object({
   /** Earlier signing keys' public halves (SPKI PEM, one or more blocks): still published so older receipts verify. */
   CONSENT_PREVIOUS_PUBLIC_KEYS: pem('PUBLIC KEY').optional(),
   /** PENDING requests one developer may have open with one wallet; 0: no limit. */
-  MAX_PENDING_PER_PAYER: z.coerce.number().int().min(0).max(10_000).default(3),
+  MAX_PENDING_PER_PAYER: z.coerce.number().int().min(0).max(2_147_483_647).default(3),
   /** 0: never. */
   LEDGER_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(7 * 86_400).default(3600),
   /** Passkeys' relying party: the domain passkeys are bound to. Development default: localhost; production must set it. */
@@ -140,6 +140,18 @@ const settings = z.object({
     .string()
     .regex(/^https?:\/\/[^\s/?#]+$/, 'must be an origin such as https://wallet.example.com (scheme and host, optional port, no path)')
     .optional(),
+  /** Where payers open links: paymentUrl = PUBLIC_BASE_URL + /pay/ + code. Unset: http://localhost:<PORT>. */
+  PUBLIC_BASE_URL: z
+    .string()
+    .regex(/^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/, 'must be an http:// or https:// URL without query or fragment')
+    .optional(),
+  /** The wallet app's link for a code (production's /pay page): `{code}` is replaced. */
+  WALLET_APP_LINK_TEMPLATE: z
+    .string()
+    .refine((v) => v.includes('{code}'), 'must contain {code}')
+    .default('walletapp://pay/{code}'),
+  /** A MANUAL payment's hold is voided by itself after this many hours if not captured (a fraction is allowed, e.g. 0.01 = 36 s, for trials). */
+  HOLD_TTL_HOURS: z.coerce.number().positive().max(8760).default(168),
   /** Failed approval verifications in a row (PIN or passkey) that lock a wallet's approvals (src/consent). */
   PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** How long such a lock lasts. */
@@ -164,7 +176,7 @@ const camelKeys = <T extends Record<string, unknown>>(values: T): { [K in keyof 
   Object.fromEntries(Object.keys(settings.shape).map((name) => [camelCase(name), values[name]])) as never;
 
 type Settings = z.infer<typeof settings>;
-type Resolved = 'KEY_SIGNING_SECRET' | 'USER_TOKEN_SECRET' | 'ADMIN_TOKEN' | 'WEB_CONCURRENCY' | 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGIN';
+type Resolved = 'KEY_SIGNING_SECRET' | 'USER_TOKEN_SECRET' | 'ADMIN_TOKEN' | 'WEB_CONCURRENCY' | 'WEBAUTHN_RP_ID' | 'WEBAUTHN_ORIGIN' | 'PUBLIC_BASE_URL';
 
 /** The gateway's configuration, read from the environment once and frozen: every setting under its camelCase name, plus what is derived from them. */
 export type Config = { readonly [K in Exclude<keyof Settings, Resolved> as CamelCase<K>]: Settings[K] } & {
@@ -174,10 +186,12 @@ export type Config = { readonly [K in Exclude<keyof Settings, Resolved> as Camel
   readonly adminToken: string;
   /** WEB_CONCURRENCY, or its default (one per core on a PostgreSQL server, one on the embedded database). */
   readonly webConcurrency: number;
-  /** WEBAUTHN_RP_ID, or its development default `localhost`. */
+  /** WEBAUTHN_RP_ID, or its development default: PUBLIC_BASE_URL's host (localhost; never an IP address). */
   readonly webauthnRpId: string;
-  /** WEBAUTHN_ORIGIN, or its development default `http://localhost:<PORT>`. */
+  /** WEBAUTHN_ORIGIN, or its development default: PUBLIC_BASE_URL's origin (http://localhost:<PORT>). */
   readonly webauthnOrigin: string;
+  /** PUBLIC_BASE_URL without a trailing slash, or http://localhost:<PORT>. */
+  readonly publicBaseUrl: string;
   /** Secret-key prefix accepted by this environment. */
   readonly keyPrefix: 'sk_test_' | 'sk_live_';
   /** Names of secrets that fell back to a development default (empty in production). */
@@ -235,7 +249,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (!c.WEBAUTHN_RP_ID) secretProblems.push('WEBAUTHN_RP_ID is required in production (the domain passkeys are bound to, e.g. wallet.example.com)');
     if (!c.WEBAUTHN_ORIGIN) secretProblems.push('WEBAUTHN_ORIGIN is required in production (the wallet app\'s origin, e.g. https://wallet.example.com)');
   }
-  const rpId = c.WEBAUTHN_RP_ID ?? 'localhost';
+  const publicBaseUrl = (c.PUBLIC_BASE_URL ?? `http://localhost:${c.PORT}`).replace(/\/+$/, '');
+  // Development defaults follow PUBLIC_BASE_URL (the page payers open): its origin, and its host as
+  // the relying party unless that is an IP address (never a valid one), then localhost.
+  const publicHost = new URL(publicBaseUrl).hostname;
+  const rpId = c.WEBAUTHN_RP_ID ?? (/^[\d.]+$|:/.test(publicHost) || publicHost.startsWith('[') ? 'localhost' : publicHost);
+  const webauthnOrigin = c.WEBAUTHN_ORIGIN ?? (rpId === publicHost ? new URL(publicBaseUrl).origin : `http://localhost:${c.PORT}`);
   if (c.WEBAUTHN_ORIGIN) {
     const host = URL.canParse(c.WEBAUTHN_ORIGIN) ? new URL(c.WEBAUTHN_ORIGIN).hostname : '';
     if (host !== rpId && !host.endsWith(`.${rpId}`)) {
@@ -252,8 +271,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken,
     webConcurrency: c.WEB_CONCURRENCY ?? (c.DATABASE_URL ? availableParallelism() : 1),
     webauthnRpId: rpId,
-    webauthnOrigin: c.WEBAUTHN_ORIGIN ?? `http://localhost:${c.PORT}`,
+    webauthnOrigin,
     sandboxTestWallets: c.APP_ENV !== 'production' && c.SANDBOX_TEST_WALLETS,
+    publicBaseUrl,
     keyPrefix: c.APP_ENV === 'production' ? 'sk_live_' : 'sk_test_',
     devSecretsInUse,
   };

@@ -11,6 +11,7 @@ export const ERROR_STATUS = {
   /** A wrong transaction PIN or a passkey assertion that does not verify (src/consent). */
   VERIFICATION_FAILED: 403,
   NOT_FOUND: 404,
+  NOT_ACCEPTABLE: 406,
   PAYMENT_REQUEST_NOT_PENDING: 409,
   PAYMENT_REQUEST_EXPIRED: 409,
   CONFLICT: 409,

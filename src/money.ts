@@ -20,3 +20,18 @@ export function parseAmount(value: number, max: number, field = 'amount'): strin
 export function toAmountNumber(decimal: string | number): number {
   return Number(decimal);
 }
+
+/** A NUMERIC(18,2) decimal string as integer cents (exact). */
+function cents(decimal: string): bigint {
+  const [whole = '0', frac = ''] = decimal.trim().replace(/^-/, '').split('.');
+  const value = BigInt(whole) * 100n + BigInt((frac + '00').slice(0, 2));
+  return decimal.trim().startsWith('-') ? -value : value;
+}
+
+/** `a - b` of two decimal strings, exactly, as a JSON number (a wallet's available balance: balance - held). */
+export function differenceOf(a: string, b: string): number {
+  const d = cents(a) - cents(b);
+  const sign = d < 0n ? '-' : '';
+  const abs = d < 0n ? -d : d;
+  return Number(`${sign}${abs / 100n}.${String(abs % 100n).padStart(2, '0')}`);
+}

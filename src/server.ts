@@ -17,11 +17,13 @@ import { securityHeaders } from './http/security-headers.js';
 import { tagWorker } from './http/worker-tag.js';
 import { createProbesRouter } from './http/probes.js';
 import { createJwksRouter } from './http/jwks.js';
+import { createPayPageRouter } from './http/pay-page.js';
 import { answerMalformedRequests, unknownMethods } from './http/protocol.js';
 import type { GatewayState } from './http/state.js';
 import { createApollo, contextError } from './graphql/apollo.js';
 import { graphqlLimits } from './graphql/limits.js';
 import { ExpirySweeper } from './payment-requests/expiry-sweeper.js';
+import { HoldSweeper } from './transactions/hold-sweeper.js';
 import { attachGraphqlWs, type GraphqlWs } from './ws/graphql-ws.js';
 import { createDocsRouter } from './openapi/openapi.js';
 import { Maintenance } from './maintenance.js';
@@ -40,6 +42,8 @@ export interface Gateway {
   readonly server: http.Server;
   readonly services: Services;
   readonly sweeper: ExpirySweeper;
+  /** Voids holds past HOLD_TTL_HOURS, on the expiry sweeper's interval. */
+  readonly holdSweeper: HoldSweeper;
   readonly maintenance: Maintenance;
   readonly ws: GraphqlWs;
   listen(port?: number, host?: string): Promise<string>;
@@ -60,6 +64,8 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   await services.eventHub.start();
   const sweeper = new ExpirySweeper(services.payments, services.forkEm, config.expirySweepIntervalMs, logger);
   sweeper.start();
+  const holdSweeper = new HoldSweeper(services.transactions, services.forkEm, config.expirySweepIntervalMs, logger);
+  holdSweeper.start();
   services.deliveries.start();
   const maintenance = new Maintenance(services.forkEm, logger, config);
   maintenance.start();
@@ -96,7 +102,9 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   app.use(unknownMethods);
   // The sandbox pages (development) come before /graphql: a browser's GET /graphql is GraphiQL.
   const sandboxRouters = sandbox ? [sandbox.pages.router] : [];
-  for (const router of [rest, createProbesRouter(services), createJwksRouter(services.consentReceipts), ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
+  const payPages = createPayPageRouter(config, services);
+  const jwks = createJwksRouter(services.consentReceipts);
+  for (const router of [rest, createProbesRouter(services), jwks, payPages, ...sandboxRouters, graphqlRouter, createDocsRouter()]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
   }
@@ -107,6 +115,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     server,
     services,
     sweeper,
+    holdSweeper,
     maintenance,
     ws,
     listen(port = config.port, host = config.host) {
@@ -124,7 +133,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       // WebSocket is closed with 1001 (going away); then Apollo and the background work stop.
       await Promise.all([drain.close(8000), ws.dispose()]);
       await apollo.stop();
-      await Promise.all([sweeper.stop(), maintenance.stop(), ledgerChecks.stop(), sandbox?.stop(), services.deliveries.stop()]);
+      await Promise.all([sweeper.stop(), holdSweeper.stop(), maintenance.stop(), ledgerChecks.stop(), sandbox?.stop(), services.deliveries.stop()]);
       await services.eventHub.close();
     },
   };

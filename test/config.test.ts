@@ -69,6 +69,11 @@ describe('development', () => {
     expect(c.keyCacheTtlMs).toBeGreaterThanOrEqual(0);
     expect(c.keyCacheTtlMs).toBeLessThanOrEqual(5000); // revocation within 5 s
     expect(Object.isFrozen(c)).toBe(true);
+    // Links and holds (#25): the links' base follows PORT unless PUBLIC_BASE_URL says otherwise.
+    expect(c).toMatchObject({ publicBaseUrl: 'http://localhost:3000', walletAppLinkTemplate: 'walletapp://pay/{code}', holdTtlHours: 168 });
+    expect(loadConfig({ PORT: '8080' }).publicBaseUrl).toBe('http://localhost:8080');
+    expect(loadConfig({ PUBLIC_BASE_URL: 'https://pay.example.com/shop/' }).publicBaseUrl).toBe('https://pay.example.com/shop');
+    expect(loadConfig({ HOLD_TTL_HOURS: '0.01' }).holdTtlHours).toBe(0.01);
   });
 
   test('empty strings count as unset', () => {
@@ -237,6 +242,12 @@ describe('invalid values name their variable', () => {
     ['KEY_CACHE_TTL_MS', '6000'],
     ['PAYMENT_REQUEST_TTL_SECONDS', '0'],
     ['LOG_LEVEL', 'loud'],
+    ['PUBLIC_BASE_URL', 'pay.example.com'],
+    ['PUBLIC_BASE_URL', 'https://pay.example.com/?x=1'],
+    ['WALLET_APP_LINK_TEMPLATE', 'walletapp://pay'],
+    ['HOLD_TTL_HOURS', '0'],
+    ['HOLD_TTL_HOURS', '-1'],
+    ['HOLD_TTL_HOURS', '9000'],
   ])('%s=%j', (name, value) => {
     const msg = problemOf({ [name]: value });
     expect(msg).toMatch(/^Invalid configuration/);

@@ -1,5 +1,5 @@
 // parseAmount (src/money.ts): the one check of an amount that arrived as a JSON number.
-import { parseAmount } from '../src/money.js';
+import { differenceOf, parseAmount } from '../src/money.js';
 import { refusalOf } from './helpers/expect.js';
 
 const MAX = 1000;
@@ -34,4 +34,15 @@ test.each([
 
 test('the message names the field it was given', () => {
   expect(refusalOf(() => parseAmount(-1, MAX, 'balance'))).toEqual(refused('balance must be at least 0.01'));
+});
+
+// differenceOf: a wallet's available balance (balance - held) from two NUMERIC(18,2) strings, exactly.
+test.each([
+  ['100.00', '30.00', 70],
+  ['0.30', '0.10', 0.2], // 0.3 - 0.1 in floating point is 0.19999999999999998
+  ['1000000000000.01', '0.02', 999999999999.99],
+  ['5.00', '5.00', 0],
+  ['1.00', '2.50', -1.5],
+])('differenceOf(%p, %p) is exactly %p', (a, b, expected) => {
+  expect(differenceOf(a, b)).toBe(expected);
 });

@@ -2,7 +2,7 @@ import { Arg, Authorized, Ctx, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
-import { toAmountNumber } from '../money.js';
+import { differenceOf, toAmountNumber } from '../money.js';
 import { MyWallet, WalletIdResponse } from './account.types.js';
 
 @Resolver()
@@ -20,7 +20,7 @@ export class AccountResolver {
   }
 
   @Authorized(Role.USER)
-  @Query(() => MyWallet, { description: "Wallet app (user token): my wallet's id, status and balance." })
+  @Query(() => MyWallet, { description: "Wallet app (user token): my wallet's id, status, balance and available balance (balance minus holds)." })
   async myWallet(@Ctx() ctx: Context, @CurrentUser() me: User): Promise<MyWallet> {
     const { user, wallet } = await ctx.services.accounts.walletOfUser(ctx.em, me.userId);
     return Object.assign(new MyWallet(), {
@@ -28,6 +28,7 @@ export class AccountResolver {
       username: user.username,
       status: wallet.status,
       balance: toAmountNumber(wallet.balance),
+      availableBalance: differenceOf(wallet.balance, wallet.held),
       currency: wallet.currency,
     });
   }

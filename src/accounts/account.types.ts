@@ -14,5 +14,6 @@ export class MyWallet {
   @Field(() => String) username!: string;
   @Field(() => WalletStatus) status!: WalletStatus;
   @Field(() => Float) balance!: number;
+  @Field(() => Float, { description: 'balance minus the holds of MANUAL payments approved and not yet captured or voided.' }) availableBalance!: number;
   @Field(() => String) currency!: string;
 }

@@ -1,4 +1,4 @@
-import { Entity, Enum, PrimaryKey, Property } from '@mikro-orm/core';
+import { Entity, Enum, PrimaryKey, Property, type Opt } from '@mikro-orm/core';
 import { registerEnumType } from 'type-graphql';
 
 export enum WalletStatus {
@@ -23,6 +23,10 @@ export class Wallet {
 
   @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
   balance: string = '0.00';
+
+  /** The sum of its active holds (MANUAL approvals not yet captured or voided); never above the balance. */
+  @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
+  held: Opt<string> = '0.00';
 
   @Property({ type: 'text' })
   currency!: string;

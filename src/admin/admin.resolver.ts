@@ -7,7 +7,7 @@ import { WalletStatus } from '../accounts/wallet.entity.js';
 import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
 import { TransactionView } from '../transactions/transaction.types.js';
 import { issueSecretKey, revokeSecretKey } from '../auth/secret-keys.js';
-import { toAmountNumber } from '../money.js';
+import { differenceOf, toAmountNumber } from '../money.js';
 import { mapPage, type Page } from '../db/pagination.js';
 import type {
   UserView} from './admin.types.js';
@@ -37,6 +37,8 @@ export const walletView = (w: Wallet): WalletView =>
     userId: w.userId,
     status: w.status,
     balance: toAmountNumber(w.balance),
+    held: toAmountNumber(w.held),
+    availableBalance: differenceOf(w.balance, w.held),
     currency: w.currency,
     createdAt: w.createdAt,
     updatedAt: w.updatedAt,

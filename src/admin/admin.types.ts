@@ -38,6 +38,8 @@ export class WalletView {
   @Field(() => ID) userId!: string;
   @Field(() => WalletStatus) status!: WalletStatus;
   @Field(() => Float) balance!: number;
+  @Field(() => Float, { description: 'The sum of its active holds (MANUAL payments approved, not yet captured or voided).' }) held!: number;
+  @Field(() => Float, { description: 'balance - held: what it can spend or hold now.' }) availableBalance!: number;
   @Field(() => String) currency!: string;
   @Field(() => Date) createdAt!: Date;
   @Field(() => Date) updatedAt!: Date;
@@ -140,7 +142,7 @@ export class RefundView {
 
 @ObjectType('LedgerMismatch')
 export class LedgerMismatchView {
-  @Field(() => String, { description: 'WALLET or DEVELOPER.' }) kind!: string;
+  @Field(() => String, { description: 'WALLET or DEVELOPER (balance vs Σ ledger), or HOLD (a wallet\'s held total, as balance, vs the sum of its active holds, as ledgerSum).' }) kind!: string;
   @Field(() => String, { description: 'The wallet id, or developerId:currency.' }) id!: string;
   @Field(() => Float) balance!: number;
   @Field(() => Float) ledgerSum!: number;

@@ -35,10 +35,10 @@ const ledgerEntryView = (e: LedgerEntry): LedgerEntryView =>
 @Resolver(() => PaymentRequestView)
 export class PaymentRequestGraph {
   @Authorized(Role.ADMIN)
-  @FieldResolver(() => WalletView, { description: 'Internal tools: the wallet asked.' })
-  async wallet(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<WalletView> {
+  @FieldResolver(() => WalletView, { nullable: true, description: 'Internal tools: the wallet asked (an open request: the wallet that paid it, null before).' })
+  async wallet(@Root() pr: PaymentRequestView, @Ctx() ctx: Context): Promise<WalletView | null> {
     const row = await loadersOf(ctx).paymentRequest.load(pr.id);
-    return walletView((await loadersOf(ctx).wallet.load(row!.walletId))!);
+    return row!.walletId === null ? null : walletView((await loadersOf(ctx).wallet.load(row!.walletId))!);
   }
 
   @Authorized(Role.ADMIN)

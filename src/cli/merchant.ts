@@ -239,12 +239,17 @@ async function listen(args: string[], io: MerchantIo): Promise<number> {
 // trigger
 
 /** How `trigger` makes each event happen: a payment request to a test wallet (and a cancel). */
-const TRIGGERS: Readonly<Partial<Record<EventType, { wallet: string; cancel?: true }>>> = {
+/** A trigger's plan: a request to `wallet`, then a cancel, or (MANUAL) a capture or void once the test wallet's approval held it. */
+type TriggerPlan = { wallet: string; cancel?: true; held?: 'capture' | 'void' };
+
+const TRIGGERS: Readonly<Partial<Record<EventType, TriggerPlan>>> = {
   'payment_request.created': { wallet: 'test_expire' },
   'payment_request.approved': { wallet: 'test_approve' },
   'payment_request.rejected': { wallet: 'test_reject' },
   'payment_request.cancelled': { wallet: 'test_expire', cancel: true },
   'payment_request.expired': { wallet: 'test_expire_soon' },
+  'transaction.captured': { wallet: 'test_approve', held: 'capture' },
+  'transaction.voided': { wallet: 'test_approve', held: 'void' },
 };
 
 /**
@@ -284,10 +289,19 @@ async function trigger(args: string[], io: MerchantIo): Promise<number> {
     description: `Triggered ${type}`,
     merchantName: 'wallet-gateway trigger',
     reference: `trigger:${type}`,
+    ...(plan.held ? { capture: 'MANUAL' as const } : {}),
   });
   const paymentRequestId = created.paymentRequestId!;
   if (plan.cancel) await gateway.paymentRequests.cancel(paymentRequestId);
   const deadline = Date.now() + timeoutSeconds * 1000;
+  if (plan.held) {
+    // The test wallet approves after SANDBOX_DELAY_MS, which holds the amount; then capture or void it.
+    const outcome = await gateway.waitForOutcome(paymentRequestId, { timeoutMs: timeoutSeconds * 1000 });
+    const transactionId = outcome.paymentRequest.transactionId;
+    if (!transactionId) throw new MerchantCommandError(`payment request ${paymentRequestId} ended ${outcome.paymentRequest.status}, not held`);
+    if (plan.held === 'capture') await gateway.transactions.capture(transactionId);
+    else await gateway.transactions.void(transactionId);
+  }
   for (;;) {
     const page = await gateway.events.list({ paymentRequestId, type: type as EventType, limit: 1 });
     const event = page.data[0];

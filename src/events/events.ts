@@ -18,6 +18,8 @@ export const EVENT_TYPES = [
   'payment_request.cancelled',
   'payment_request.expired',
   'transaction.refunded',
+  'transaction.captured',
+  'transaction.voided',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -45,6 +47,8 @@ export function walletTopicOf(type: EventType): WalletEventType | undefined {
     case 'payment_request.expired':
       return 'paymentRequestUpdated';
     case 'transaction.refunded':
+    case 'transaction.captured':
+    case 'transaction.voided':
       return undefined;
     default: {
       const never: never = type;
@@ -124,5 +128,6 @@ export function subscriberViewOf(payload: EventPayload): PaymentRequestView {
     reference: (b.reference as string | null) ?? null,
     metadata: (b.metadata as Record<string, string> | null) ?? null,
     consentReceipt: (b.consentReceipt as string | null | undefined) ?? null,
+    paymentUrl: b.paymentUrl as string,
   });
 }

@@ -180,7 +180,7 @@ export function firstEventSql(p: { pr: string; id: string; payload: string; crea
 }
 
 /** The first event of a request (see `firstEventSql`): its id, payload and what the commit hands over. */
-export function firstEvent(paymentRequest: PaymentRequest, userId: string, at: Date): WrittenEvent {
+export function firstEvent(paymentRequest: PaymentRequest, userId: string | undefined, at: Date): WrittenEvent {
   const payload = eventPayload(newEventId(), 'payment_request.created', at, paymentRequest);
   return { id: payload.id, type: payload.type, paymentRequestId: paymentRequest.id, sequence: 1, userId, payload };
 }

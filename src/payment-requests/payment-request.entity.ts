@@ -1,5 +1,5 @@
-import { Entity, Enum, Formula, PrimaryKey, Property } from '@mikro-orm/core';
-import { randomUUID } from 'node:crypto';
+import { Entity, Enum, Formula, PrimaryKey, Property, type Opt } from '@mikro-orm/core';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { registerEnumType } from 'type-graphql';
 
 export enum PaymentRequestStatus {
@@ -11,6 +11,16 @@ export enum PaymentRequestStatus {
 }
 registerEnumType(PaymentRequestStatus, { name: 'PaymentRequestStatus' });
 
+/** When an approval moves the money: at once (AUTOMATIC), or held until the merchant captures it (MANUAL). */
+export enum CaptureMode {
+  AUTOMATIC = 'AUTOMATIC',
+  MANUAL = 'MANUAL',
+}
+registerEnumType(CaptureMode, {
+  name: 'CaptureMode',
+  description: 'AUTOMATIC: the approval moves the money. MANUAL: the approval holds it until captured or voided.',
+});
+
 /**
  * SQL: "this PENDING request is past its expiresAt" by the database's clock — the one clock
  * every expiry decision reads (reads, transitions, the sweeper and filters).
@@ -21,6 +31,11 @@ export const overdueSql = (alias: string): string => `(${alias}.status = 'PENDIN
 export const effectiveStatusSql = (alias: string): string =>
   `(case when ${overdueSql(alias)} then 'EXPIRED' else ${alias}.status::text end)`;
 
+/** A link's code: 18 random bytes as base64url (24 characters, 144 bits); never derived from the id. */
+export function newPaymentCode(): string {
+  return randomBytes(18).toString('base64url');
+}
+
 /** A developer's request for money from a wallet, waiting for the user's decision. */
 @Entity({ tableName: 'payment_requests' })
 export class PaymentRequest {
@@ -30,8 +45,27 @@ export class PaymentRequest {
   @Property({ type: 'uuid' })
   developerId!: string;
 
+  /** The payer's wallet; null for an open request (a link) until its first approval binds it. */
+  @Property({ type: 'text', nullable: true })
+  walletId!: string | null;
+
+  /** Made by POST /wallet/payment-links: any wallet user may pay it (the first approval binds it). */
+  @Property({ type: 'boolean' })
+  openLink: Opt<boolean> = false;
+
+  @Enum({ items: () => CaptureMode, columnType: 'text' })
+  capture: Opt<CaptureMode> = CaptureMode.AUTOMATIC;
+
+  /** The unguessable code of its link (base64url, 144 random bits; not the id). */
   @Property({ type: 'text' })
-  walletId!: string;
+  code: Opt<string> = newPaymentCode();
+
+  /**
+   * PUBLIC_BASE_URL + /pay/ + code, fixed at creation (a printed QR code stays valid); null only
+   * for a row written outside the gateway's doors (read as the relative /pay/<code>).
+   */
+  @Property({ type: 'text', nullable: true })
+  paymentUrl!: string | null;
 
   @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
   amount!: string;

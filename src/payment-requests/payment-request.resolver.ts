@@ -3,7 +3,7 @@ import type { Context } from '../context.js';
 import { CurrentDeveloper, CurrentUser, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer, UserPrincipal as User } from '../auth/principal.js';
 import { ApprovalVerificationInput } from '../consent/consent.types.js';
-import { PaymentRequestPage, PaymentRequestResponse, PaymentRequestView, RequestPaymentInput } from './payment-request.types.js';
+import { PaymentLinkInput, PaymentRequestPage, PaymentRequestResponse, PaymentRequestView, RequestPaymentInput } from './payment-request.types.js';
 
 /** Payment requests: the developer's operations and the wallet app's decisions. */
 @Resolver()
@@ -20,6 +20,30 @@ export class PaymentRequestResolver {
     idempotencyKey?: string | null,
   ): Promise<PaymentRequestResponse> {
     return PaymentRequestResponse.created(await ctx.services.payments.create(ctx.em, dev.developerId, input, idempotencyKey ?? null));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => PaymentRequestResponse, {
+    description:
+      'Developer (secret key): an open payment request (a link / QR code) any wallet user may pay; the first approval binds it. REST: POST /api/v1/wallet/payment-links.',
+  })
+  async createPaymentLink(
+    @Arg('input', () => PaymentLinkInput) input: PaymentLinkInput,
+    @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: 'At most one request per developer and key (REST: the Idempotency-Key header).' })
+    idempotencyKey?: string | null,
+  ): Promise<PaymentRequestResponse> {
+    return PaymentRequestResponse.created(await ctx.services.payments.createLink(ctx.em, dev.developerId, input, idempotencyKey ?? null));
+  }
+
+  @Authorized(Role.USER)
+  @Query(() => PaymentRequestView, {
+    description:
+      "Wallet app (user token): the request of a link's code (GET /pay/{code}): an open request not yet paid, to any user; a request to a wallet (or an open one once paid), to that wallet's user only; else NOT_FOUND.",
+  })
+  async paymentRequestByCode(@Arg('code', () => String) code: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
+    return PaymentRequestView.from(await ctx.services.payments.getByCodeForUser(ctx.em, user.userId, code));
   }
 
   @Authorized(Role.DEVELOPER)

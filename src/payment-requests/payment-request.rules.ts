@@ -9,6 +9,11 @@ export function effectiveStatus(pr: Pick<PaymentRequest, 'status' | 'overdue'>):
   return pr.status === PaymentRequestStatus.PENDING && pr.overdue === true ? PaymentRequestStatus.EXPIRED : pr.status;
 }
 
+/** The request's link: as written at creation, or the relative /pay/<code> for a row written outside the gateway's doors. */
+export function paymentUrlOf(pr: Pick<PaymentRequest, 'paymentUrl' | 'code'>): string {
+  return pr.paymentUrl ?? `/pay/${pr.code}`;
+}
+
 /** When the request last changed as a client sees it (an unswept expiry changed it at `expiresAt`). */
 export function effectiveUpdatedAt(pr: Pick<PaymentRequest, 'status' | 'overdue' | 'expiresAt' | 'updatedAt'>): Date {
   return pr.status === PaymentRequestStatus.PENDING && pr.overdue === true ? pr.expiresAt : pr.updatedAt;

@@ -7,26 +7,68 @@ import type { EventType } from '../events/events.js';
 import { firstEvent, firstEventSql, recordWritten, writeEvent, writeEvents } from '../events/outbox.js';
 import { parseMerchantFields } from './merchant-fields.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { movePayment } from '../ledger/ledger.js';
+import { movePayment, placeHold } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
 import { raw, type FilterQuery } from '@mikro-orm/core';
-import { PaymentRequest, PaymentRequestStatus, effectiveStatusSql, overdueSql } from './payment-request.entity.js';
+import { CaptureMode, PaymentRequest, PaymentRequestStatus, effectiveStatusSql, newPaymentCode, overdueSql } from './payment-request.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
 import { detachedEntity, preparedRead, runInTransaction, type Detached } from '../db/prepared.js';
+import { effectiveStatus, paymentUrlOf } from './payment-request.rules.js';
 import type { ConsentService } from '../consent/consent.service.js';
 import type { ApprovalSubject, ApprovalVerificationFields, VerificationMethod } from '../consent/verification.js';
 import type { ConsentSigner } from '../consent/consent-keys.js';
 
-/** Input of request-payment, as the GraphQL input type delivers it. */
-export interface RequestPaymentFields {
-  walletId: string;
+/** Input of a payment link (POST /wallet/payment-links): request-payment's fields without the wallet. */
+export interface PaymentLinkFields {
   amount: number;
   description: string;
   merchantName: string;
   reference?: string | null | undefined;
   metadata?: Record<string, unknown> | null | undefined;
+  /** The request's lifetime: an integer from 60 to 86,400; default PAYMENT_REQUEST_TTL_SECONDS. */
+  expiresInSeconds?: number | null | undefined;
+  /** AUTOMATIC (default): the approval moves the money; MANUAL: it holds it until captured. */
+  capture?: string | null | undefined;
+}
+
+/** Input of request-payment, as the GraphQL input type delivers it. */
+export interface RequestPaymentFields extends PaymentLinkFields {
+  walletId: string;
+}
+
+/** What anyone holding a link may see of its request (the /pay page): never who paid. */
+export type PublicPaymentRequest = Pick<PaymentRequest, 'merchantName' | 'amount' | 'currency' | 'description' | 'code' | 'status' | 'expiresAt'> & {
+  paymentUrl: string;
+};
+
+/** Bounds of `expiresInSeconds` (SPEC §15). */
+export const MIN_EXPIRES_IN_SECONDS = 60;
+export const MAX_EXPIRES_IN_SECONDS = 86_400;
+
+const CAPTURE_MODES = Object.values(CaptureMode) as string[];
+
+/** A request's lifetime as asked for: an integer number of seconds in [60, 86400], or undefined (the default). */
+function parseExpiresIn(value: unknown): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < MIN_EXPIRES_IN_SECONDS || value > MAX_EXPIRES_IN_SECONDS) {
+    throw badInput(`expiresInSeconds must be an integer from ${MIN_EXPIRES_IN_SECONDS} to ${MAX_EXPIRES_IN_SECONDS}`);
+  }
+  return value;
+}
+
+/** AUTOMATIC (also when absent) or MANUAL. */
+function parseCapture(value: unknown): CaptureMode {
+  if (value === undefined || value === null) return CaptureMode.AUTOMATIC;
+  if (typeof value !== 'string' || !CAPTURE_MODES.includes(value)) throw badInput(`capture must be one of ${CAPTURE_MODES.join(', ')}`);
+  return value as CaptureMode;
+}
+
+/** A link's code as sent: base64url characters, at most 64 (else it names nothing: NOT_FOUND). */
+function requireCode(code: unknown): string {
+  if (typeof code !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(code)) throw notFound('Payment request not found');
+  return code;
 }
 
 /** Trimmed text of 1..max characters (Unicode code points, as PostgreSQL counts them), no control characters. */
@@ -43,7 +85,8 @@ function requireText(value: unknown, field: string, max: number): string {
 /** The columns a developer's read maps into a (detached) PaymentRequest, with `overdue` by the database's clock. */
 const READ_COLUMNS = `pr.id, pr.developer_id, pr.wallet_id, pr.amount, pr.currency, pr.description, pr.merchant_name, pr.status,
        pr.created_at, pr.expires_at, pr.updated_at, pr.transaction_id, pr.reference, pr.metadata, pr.idempotency_key,
-       pr.consent_receipt, ${overdueSql('pr')} as overdue`;
+       pr.consent_receipt, pr.open_link, pr.capture, pr.code, pr.payment_url,
+       ${overdueSql('pr')} as overdue`;
 
 /** The developer's status read (prepared once per connection; explicit columns, see preparedRead). */
 export const STATUS_READ = `select ${READ_COLUMNS}
@@ -98,9 +141,10 @@ const CREATE_SQL = `with pending as (
         order by p.expires_at limit $15::int),
      pr as (
        insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
-                                     status, created_at, expires_at, updated_at, idempotency_key, reference, metadata)
+                                     status, created_at, expires_at, updated_at, idempotency_key, reference, metadata,
+                                     open_link, capture, code, payment_url)
        select $1::uuid, $2::uuid, $3::text, $4::numeric, $5::text, $6::text, $7::text, 'PENDING', now(), now() + make_interval(secs => $8::int),
-              now(), $9::text, $10::text, $11::jsonb
+              now(), $9::text, $10::text, $11::jsonb, $16::boolean, $17::text, $18::text, $19::text
         where $15::int = 0 or (select count(*) from pending) < $15::int
        returning id, developer_id),
      ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}
@@ -116,7 +160,7 @@ export interface ApprovalContext {
 type Owner = { developerId: string } | { userId: string };
 
 /** A payment request row as a transition returns it, with the wallet owner to notify. */
-type DecidedRow = Record<string, unknown> & { user_id: string };
+type DecidedRow = Record<string, unknown> & { user_id: string | null };
 
 /** The event each transition writes (PENDING is no transition's target). */
 const EVENT_OF_STATUS: Record<PaymentRequestStatus, EventType> = {
@@ -137,9 +181,28 @@ export type PaymentDecision = 'approved' | 'rejected' | 'cancelled' | 'expired';
 const decisionSeconds = (createdAt: unknown, updatedAt: unknown): number =>
   Math.max(0, (new Date(updatedAt as Date | string).getTime() - new Date(createdAt as Date | string).getTime()) / 1000);
 
-/** `payment_requests pr join wallets w`, restricted to the owner's requests. */
-function ownerSql(owner: Owner): [string, string] {
-  return 'developerId' in owner ? ['pr.developer_id = ?', owner.developerId] : ['w.user_id = ?', owner.userId];
+/**
+ * The claim of a transition: a conditional update of the request, if it is PENDING, not overdue
+ * and the owner's. A user's claim finds the request through the user's wallet `w`: a request to
+ * that wallet or, for an approval, an open request not yet bound (the claim binds it to `w`:
+ * `wallet_id is null` is part of the condition, so of concurrent approvals one binds it and the
+ * others find it bound). Values: status, transaction id, request id, owner id.
+ */
+function claimSql(owner: Owner, to: PaymentRequestStatus): string {
+  const pending = `pr.status = 'PENDING' and not ${overdueSql('pr')}`;
+  if ('developerId' in owner) {
+    return `update payment_requests pr set status = ?, transaction_id = ?, updated_at = now()
+             where pr.id = ? and pr.developer_id = ? and ${pending}
+         returning pr.*, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`;
+  }
+  const mine =
+    to === PaymentRequestStatus.APPROVED
+      ? `(pr.wallet_id = w.id or (pr.wallet_id is null and pr.open_link and w.currency = pr.currency))`
+      : `pr.wallet_id = w.id`;
+  return `update payment_requests pr set status = ?, transaction_id = ?, wallet_id = w.id, updated_at = now()
+            from wallets w
+           where pr.id = ? and w.user_id = ? and ${mine} and ${pending}
+       returning pr.*, w.user_id`;
 }
 
 /**
@@ -187,23 +250,56 @@ export class PaymentRequestService {
     input: RequestPaymentFields,
     idempotencyKey: string | null = null,
   ): Promise<Detached<PaymentRequest>> {
+    return this.createRequest(em, developerId, requireText(input.walletId, 'walletId', 64), input, idempotencyKey);
+  }
+
+  /**
+   * Creates an open PENDING request (a payment link): no wallet and no one notified; any wallet
+   * user who opens its `paymentUrl` may approve it, and the first approval binds it to that
+   * wallet (see `decide`). Its currency is DEFAULT_CURRENCY. Otherwise as `create`.
+   */
+  async createLink(
+    em: EntityManager,
+    developerId: string,
+    input: PaymentLinkFields,
+    idempotencyKey: string | null = null,
+  ): Promise<Detached<PaymentRequest>> {
+    return this.createRequest(em, developerId, null, input, idempotencyKey);
+  }
+
+  /** The create of both doors: to `walletId`, or open (null). */
+  private async createRequest(
+    em: EntityManager,
+    developerId: string,
+    walletId: string | null,
+    input: PaymentLinkFields,
+    idempotencyKey: string | null,
+  ): Promise<Detached<PaymentRequest>> {
     if (idempotencyKey !== null && (idempotencyKey.length < 1 || idempotencyKey.length > 255)) {
       throw badInput('idempotencyKey must be 1-255 characters');
     }
-    const walletId = requireText(input.walletId, 'walletId', 64);
     const amount = parseAmount(input.amount, this.config.maxAmount);
     const description = requireText(input.description, 'description', 255);
     const merchantName = requireText(input.merchantName, 'merchantName', 100);
     const { reference, metadata } = parseMerchantFields(input);
-    const ttl = this.sandboxLifetimes.get(walletId) ?? this.config.paymentRequestTtlSeconds;
+    const expiresIn = parseExpiresIn(input.expiresInSeconds);
+    const capture = parseCapture(input.capture);
+    const open = walletId === null;
+    // The sandbox's short-lived wallet keeps its lifetime unless the merchant asked for one.
+    const ttl = expiresIn ?? (walletId === null ? undefined : this.sandboxLifetimes.get(walletId)) ?? this.config.paymentRequestTtlSeconds;
+    const code = newPaymentCode();
+    const paymentUrl = `${this.config.publicBaseUrl}/pay/${code}`;
     const created = await runInTransaction(em, async (q, trx) => {
       // 1st statement: the transaction's now() (the request's timestamp) and the wallet.
       type Start = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null; blocked: boolean };
-      const cap = this.config.maxPendingPerPayer;
+      // The cap and the block concern a wallet's holder: an open request has none yet.
+      const cap = open ? 0 : this.config.maxPendingPerPayer;
       const [start] = await q<Start>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl, developerId, cap]);
-      if (!start || start.status === null) throw notFound('Wallet not found');
-      if (start.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
+      if (!start) throw new Error('the create found no transaction timestamp');
+      if (!open && start.status === null) throw notFound('Wallet not found');
+      if (!open && start.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
       if (start.blocked) throw new MerchantBlockedError();
+      if (open) start.currency = this.config.defaultCurrency;
       // Only read from here on (event, response): a detached entity with the row as the 2nd
       // statement writes it (now() is the same throughout the transaction), mapped as the
       // status read maps it.
@@ -224,9 +320,14 @@ export class PaymentRequestService {
         reference,
         metadata,
         consent_receipt: null,
+        open_link: open,
+        capture,
+        code,
+        payment_url: paymentUrl,
         overdue: false,
       });
-      const event = firstEvent(pr, start.userId!, pr.createdAt);
+      // An open request has no one to notify until an approval binds it.
+      const event = firstEvent(pr, open ? undefined : start.userId!, pr.createdAt);
       const values: unknown[] = [
         pr.id,
         developerId,
@@ -243,6 +344,10 @@ export class PaymentRequestService {
         JSON.stringify(event.payload),
         event.payload.createdAt,
         cap,
+        open,
+        capture,
+        code,
+        paymentUrl,
       ];
       // 2nd statement: the request, its event and webhook deliveries (unless the pair is at its cap).
       let rows: Array<{ deliveries: number; created: number; retryAfter: number | null }>;
@@ -361,6 +466,45 @@ export class PaymentRequestService {
     return this.search(em, developerId, { reference }, null, limit);
   }
 
+  /**
+   * A request by its link's code, for a wallet user (`paymentRequestByCode`): an open request not
+   * yet bound to a wallet, to any user; a request to a wallet (an open one once paid), to that
+   * wallet's user only; otherwise NOT_FOUND (also for an unknown or malformed code).
+   */
+  async getByCodeForUser(em: EntityManager, userId: string, code: string): Promise<Detached<PaymentRequest>> {
+    const [row] = await preparedRead<Record<string, unknown>>(
+      em,
+      'payment_request_by_code_for_user',
+      `select ${READ_COLUMNS} from payment_requests pr
+        where pr.code = $1 and (pr.wallet_id is null or pr.wallet_id = (select w.id from wallets w where w.user_id = $2))`,
+      [requireCode(code), userId],
+    );
+    if (!row) throw notFound('Payment request not found');
+    return detachedEntity(em, PaymentRequest, row);
+  }
+
+  /**
+   * What the public page of a link (`GET /pay/{code}`) may show: the merchant, the amount and
+   * the status as clients see it, never who paid. NOT_FOUND for an unknown code.
+   */
+  async publicByCode(em: EntityManager, code: string): Promise<PublicPaymentRequest> {
+    const [row] = await preparedRead<Record<string, unknown>>(em, 'payment_request_by_code', `select ${READ_COLUMNS} from payment_requests pr where pr.code = $1`, [
+      requireCode(code),
+    ]);
+    if (!row) throw notFound('Payment request not found');
+    const pr = detachedEntity(em, PaymentRequest, row);
+    return {
+      merchantName: pr.merchantName,
+      amount: pr.amount,
+      currency: pr.currency,
+      description: pr.description,
+      code: pr.code,
+      paymentUrl: paymentUrlOf(pr),
+      status: effectiveStatus(pr),
+      expiresAt: pr.expiresAt,
+    };
+  }
+
   /** Requests still awaiting this user's decision (catch-up after a reconnect), oldest first. */
   async listPendingForUser(em: EntityManager, userId: string): Promise<PaymentRequest[]> {
     const rows = await em.execute(
@@ -431,19 +575,20 @@ export class PaymentRequestService {
   }
 
   /**
-   * What the payer is asked to consent to, read before any verification: the caller's own request
-   * (else NOT_FOUND), still PENDING and not overdue (else the error the approval would meet),
+   * What the payer is asked to consent to, read before any verification: the caller's own request,
+   * or an open one (the approval binds it to the caller's wallet) (else NOT_FOUND), still PENDING and not overdue (else the error the approval would meet),
    * and the wallet that pays it. The approval's transaction checks all of it again.
    */
   private async approvalSubject(em: EntityManager, userId: string, id: string): Promise<{ walletId: string; subject: ApprovalSubject }> {
     const [row] = await em.execute<
       Array<{ walletId: string; amount: string; currency: string; merchantName: string; status: PaymentRequestStatus; overdue: boolean }>
     >(
+      // The caller's own request, or an open one (a link): its payer is whoever approves it first.
       `select w.id as "walletId", pr.amount::text as amount, pr.currency, pr.merchant_name as "merchantName", pr.status,
               ${overdueSql('pr')} as overdue
-         from payment_requests pr join wallets w on w.id = pr.wallet_id
-        where pr.id = ? and w.user_id = ?`,
-      [id, userId],
+         from payment_requests pr join wallets w on w.user_id = ?
+        where pr.id = ? and (pr.wallet_id = w.id or pr.open_link)`,
+      [userId, id],
     );
     if (!row) throw notFound('Payment request not found');
     if (row.status !== PaymentRequestStatus.PENDING) {
@@ -477,7 +622,11 @@ export class PaymentRequestService {
       );
       await writeEvents(
         tem,
-        rows.map((row) => ({ type: 'payment_request.expired', paymentRequest: tem.map(PaymentRequest, row), userId: row.user_id as string })),
+        rows.map((row) => ({
+          type: 'payment_request.expired',
+          paymentRequest: tem.map(PaymentRequest, row),
+          userId: (row.user_id as string | null) ?? undefined, // none for an open request
+        })),
       );
       return rows.map((row) => decisionSeconds(row.created_at, row.updated_at));
     });
@@ -501,19 +650,12 @@ export class PaymentRequestService {
   ): Promise<PaymentRequest> {
     if ((to === PaymentRequestStatus.APPROVED) !== (approval !== undefined)) throw new Error('an approval, and only an approval, is verified');
     requireUuid(id);
-    const [ownerCondition, ownerId] = ownerSql(owner);
+    const ownerId = 'developerId' in owner ? owner.developerId : owner.userId;
     const transactionId = to === PaymentRequestStatus.APPROVED ? randomUUID() : null;
     return em.transactional(async (tem) => {
-      const rows = await tem.execute<DecidedRow[]>(
-        `update payment_requests pr set status = ?, transaction_id = ?, updated_at = now()
-           from wallets w
-          where pr.id = ? and w.id = pr.wallet_id and ${ownerCondition}
-            and pr.status = 'PENDING' and not ${overdueSql('pr')}
-          returning pr.*, w.user_id`,
-        [to, transactionId, id, ownerId],
-      );
+      const rows = await tem.execute<DecidedRow[]>(claimSql(owner, to), [to, transactionId, id, ownerId]);
       const row = rows[0];
-      if (!row) throw await this.whyNotPending(tem, ownerCondition, ownerId, id);
+      if (!row) throw await this.whyNotPending(tem, owner, id);
       if (transactionId) {
         // The consent receipt, kept with the request (every later read answers the same one); a
         // failure to debit below rolls it back with everything else.
@@ -522,13 +664,20 @@ export class PaymentRequestService {
       }
       const pr = tem.map(PaymentRequest, row);
       if (transactionId) {
-        const movement = { transactionId, walletId: pr.walletId, developerId: pr.developerId, amount: pr.amount, currency: pr.currency };
-        // The transaction row first: the ledger entries reference it. A failed debit rolls both back.
-        await this.transactions.createForPayment(tem, { ...movement, paymentRequestId: pr.id, description: pr.description });
-        await movePayment(tem, movement);
+        const movement = { transactionId, walletId: pr.walletId!, developerId: pr.developerId, amount: pr.amount, currency: pr.currency };
+        const record = { ...movement, paymentRequestId: pr.id, description: pr.description };
+        // The transaction row first: the ledger entries reference it. A failed debit or hold rolls both back.
+        if (pr.capture === CaptureMode.MANUAL) {
+          await this.transactions.createHeld(tem, record, this.config.holdTtlHours);
+          await placeHold(tem, movement);
+        } else {
+          await this.transactions.createForPayment(tem, record);
+          await movePayment(tem, movement);
+        }
       }
       const transaction = transactionId ? await tem.findOneOrFail(Transaction, { id: transactionId }) : undefined;
-      await writeEvent(tem, { type: EVENT_OF_STATUS[to], paymentRequest: pr, transaction, userId: row.user_id });
+      // Events of an open request not yet bound have no one to notify (user_id null).
+      await writeEvent(tem, { type: EVENT_OF_STATUS[to], paymentRequest: pr, transaction, userId: row.user_id ?? undefined });
       return pr;
     });
   }
@@ -552,15 +701,34 @@ export class PaymentRequestService {
   }
 
   /** The error for a transition that found nothing to change: not the owner's, not PENDING, or overdue. */
-  private async whyNotPending(tem: EntityManager, ownerCondition: string, ownerId: string, id: string): Promise<AppError> {
-    const [found] = await tem.execute<Array<{ status: PaymentRequestStatus; overdue: boolean }>>(
-      `select pr.status, ${overdueSql('pr')} as overdue
-         from payment_requests pr join wallets w on w.id = pr.wallet_id
-        where pr.id = ? and ${ownerCondition}`,
-      [id, ownerId],
-    );
+  private async whyNotPending(tem: EntityManager, owner: Owner, id: string): Promise<AppError> {
+    type Found = { status: PaymentRequestStatus; overdue: boolean; mine: boolean; currency: string; walletCurrency: string | null };
+    const [found] =
+      'developerId' in owner
+        ? await tem.execute<Found[]>(
+            `select pr.status, ${overdueSql('pr')} as overdue, true as mine, pr.currency, null as "walletCurrency"
+               from payment_requests pr where pr.id = ? and pr.developer_id = ?`,
+            [id, owner.developerId],
+          )
+        : // The user's own requests, and open ones (bound to someone else since, or not yet).
+          await tem.execute<Found[]>(
+            `select pr.status, ${overdueSql('pr')} as overdue, w.id is not null as mine, pr.currency, me.currency as "walletCurrency"
+               from payment_requests pr
+               left join wallets w on w.id = pr.wallet_id and w.user_id = ?
+               left join wallets me on me.user_id = ?
+              where pr.id = ? and (w.id is not null or pr.open_link)`,
+            [owner.userId, owner.userId, id],
+          );
     if (!found) return notFound('Payment request not found');
     if (found.overdue) return new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
+    if (found.status === PaymentRequestStatus.PENDING && !found.mine) {
+      if (found.walletCurrency === null) return notFound('Wallet not found');
+      if (found.walletCurrency !== found.currency) {
+        return badInput(`This payment request is in ${found.currency}; your wallet holds ${found.walletCurrency}`);
+      }
+      // Only approving binds an open request: one person's "no" does not close a shop's link.
+      return new AppError('FORBIDDEN', 'An open payment request can only be approved (or left alone)');
+    }
     return new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${found.status}, not PENDING`);
   }
 }

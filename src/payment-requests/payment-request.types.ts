@@ -1,7 +1,7 @@
-import { Field, Float, ID, InputType, ObjectType } from 'type-graphql';
+import { Field, Float, ID, InputType, Int, ObjectType } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
-import { PaymentRequestStatus, type PaymentRequest } from './payment-request.entity.js';
-import { effectiveStatus, effectiveUpdatedAt } from './payment-request.rules.js';
+import { CaptureMode, PaymentRequestStatus, type PaymentRequest } from './payment-request.entity.js';
+import { effectiveStatus, effectiveUpdatedAt, paymentUrlOf } from './payment-request.rules.js';
 import { toAmountNumber } from '../money.js';
 
 @ObjectType('PaymentRequest', { description: 'A request for money from a wallet, as its developer and its user see it.' })
@@ -48,6 +48,11 @@ export class PaymentRequestView {
       'Once APPROVED: the consent receipt, a compact JWS (EdDSA, typ consent+jwt) over what the payer approved and how, verifiable with the keys at GET /.well-known/jwks.json. Null before.',
   })
   consentReceipt!: string | null;
+  @Field(() => String, { description: 'Where the payer opens it: PUBLIC_BASE_URL + /pay/ + an unguessable code (the QR code carries it).' })
+  paymentUrl!: string;
+
+  @Field(() => CaptureMode, { description: 'AUTOMATIC: the approval moves the money. MANUAL: it holds it until captured.' })
+  capture!: CaptureMode;
 
   static from(pr: PaymentRequest): PaymentRequestView {
     return Object.assign(new PaymentRequestView(), {
@@ -64,6 +69,8 @@ export class PaymentRequestView {
       reference: pr.reference,
       metadata: pr.metadata,
       consentReceipt: pr.consentReceipt ?? null,
+      paymentUrl: paymentUrlOf(pr),
+      capture: pr.capture,
     });
   }
 }
@@ -86,6 +93,7 @@ export const PAYMENT_REQUEST_STATUS_FIELDS = [
   'reference',
   'metadata',
   'consentReceipt',
+  'paymentUrl',
 ] as const satisfies ReadonlyArray<keyof PaymentRequestView>;
 
 @ObjectType('PaymentRequestPage', { description: 'Payment requests, newest first.' })
@@ -121,6 +129,9 @@ export class PaymentRequestResponse {
   @Field(() => Date, { nullable: true })
   expiresAt?: Date;
 
+  @Field(() => String, { nullable: true, description: 'PUBLIC_BASE_URL + /pay/ + the request’s code: the link (and QR code) a payer opens.' })
+  paymentUrl?: string;
+
   /** The answer to a successful requestPayment: what the resolver returns and what the Idempotency-Key record keeps. */
   static created(pr: PaymentRequest): PaymentRequestResponse {
     return Object.assign(new PaymentRequestResponse(), {
@@ -129,17 +140,15 @@ export class PaymentRequestResponse {
       paymentRequestId: pr.id,
       status: pr.status,
       expiresAt: pr.expiresAt,
+      paymentUrl: paymentUrlOf(pr),
     });
   }
 }
 
-@InputType('RequestPaymentInput', {
-  description: 'The four documented fields of POST /wallet/request-payment, plus the optional reference and metadata.',
+@InputType('PaymentLinkInput', {
+  description: 'POST /wallet/payment-links: request-payment’s body without walletId (an open request any wallet user may pay).',
 })
-export class RequestPaymentInput {
-  @Field(() => String, { description: 'From walletId(identifier).' })
-  walletId!: string;
-
+export class PaymentLinkInput {
   @Field(() => Float, { description: '0.01 to MAX_AMOUNT, at most 2 decimal places.' })
   amount!: number;
 
@@ -157,6 +166,23 @@ export class RequestPaymentInput {
     description: 'At most 20 keys of 1-40 characters, each with a string value of at most 500 characters.',
   })
   metadata?: Record<string, unknown> | null;
+
+  @Field(() => Int, { nullable: true, description: 'The request’s lifetime in seconds: 60 to 86400; default PAYMENT_REQUEST_TTL_SECONDS.' })
+  expiresInSeconds?: number | null;
+
+  @Field(() => String, {
+    nullable: true,
+    description: 'AUTOMATIC (default): the approval moves the money. MANUAL: it holds it on the wallet until captured or voided.',
+  })
+  capture?: string | null;
+}
+
+@InputType('RequestPaymentInput', {
+  description: 'The four documented fields of POST /wallet/request-payment, plus the optional reference, metadata, expiresInSeconds and capture.',
+})
+export class RequestPaymentInput extends PaymentLinkInput {
+  @Field(() => String, { description: 'From walletId(identifier).' })
+  walletId!: string;
 }
 
 /**

@@ -72,14 +72,17 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       ctx.state.route = `${route.method} /api/v1${route.path}`;
       const context = await deps.context(ctx);
       const body = route.body ? await readJsonBody(ctx) : undefined;
-      if (route.body && (body === null || typeof body !== 'object' || Array.isArray(body))) {
+      const absent = route.optionalBody === true && body === undefined;
+      if (route.body && !absent && (body === null || typeof body !== 'object' || Array.isArray(body))) {
         throw new AppError('BAD_USER_INPUT', 'Request body must be a JSON object');
       }
       // A header sent empty is a bad key (400), not a missing one: `ctx.get` answers '' for both.
       const header = route.method === 'POST' ? ctx.headers['idempotency-key'] : undefined;
       const principal = context.principal;
       if (header === undefined || principal.kind !== 'developer') {
-        send(ctx, await run(ctx, context, body, null));
+        const response = await run(ctx, context, body, null);
+        if (route.reply && response.status === 200) await route.reply(ctx, response.body);
+        else send(ctx, response);
         return;
       }
       const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);

@@ -1,5 +1,7 @@
 import { PAYMENT_REQUEST_STATUS_FIELDS } from '../payment-requests/payment-request.types.js';
 import { TRANSACTION_FIELDS } from '../transactions/transaction.types.js';
+import type { Context as KoaContext } from 'koa';
+import { replyWithQrCode } from './qr-reply.js';
 
 /** A parsed query string: a repeated parameter arrives as a list. */
 export type QueryParams = Record<string, string | string[] | undefined>;
@@ -13,6 +15,13 @@ export interface RestRoute {
   readonly operation: string;
   /** Whether the route reads a JSON body. */
   readonly body: boolean;
+  /** With `body`: the body may be absent (the operation's defaults apply). */
+  readonly optionalBody?: boolean;
+  /**
+   * How a successful answer is sent when it is not the root field as JSON (GET routes only): the
+   * QR route draws its `paymentUrl` as an image. Errors are the Error body as on every route.
+   */
+  readonly reply?: (ctx: KoaContext, value: unknown) => Promise<void>;
   /**
    * POST routes whose operation writes with `runInTransaction` (src/db/prepared.ts): the door runs
    * it inside a transaction of its own with the Idempotency-Key's claim and record, one commit
@@ -52,9 +61,44 @@ export const REST_ROUTES: readonly RestRoute[] = [
     body: true,
     inTransaction: true,
     operation: `mutation RequestPayment($input: RequestPaymentInput!, $idempotencyKey: String) {
-      requestPayment(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt }
+      requestPayment(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt paymentUrl }
     }`,
     variables: (_params, body, idempotencyKey) => ({ input: body, idempotencyKey }),
+  },
+  {
+    method: 'POST',
+    path: '/wallet/payment-links',
+    body: true,
+    inTransaction: true,
+    operation: `mutation CreatePaymentLink($input: PaymentLinkInput!, $idempotencyKey: String) {
+      createPaymentLink(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt paymentUrl }
+    }`,
+    variables: (_params, body, idempotencyKey) => ({ input: body, idempotencyKey }),
+  },
+  {
+    method: 'GET',
+    path: '/wallet/payment-request/:requestId/qr',
+    body: false,
+    operation: `query PaymentRequestQr($id: ID!) { paymentRequest(id: $id) { paymentUrl } }`,
+    variables: (params) => ({ id: params.requestId }),
+    reply: replyWithQrCode,
+  },
+  {
+    method: 'POST',
+    path: '/wallet/transaction/:transactionId/capture',
+    body: true,
+    optionalBody: true,
+    operation: `mutation CaptureTransaction($id: ID!, $input: CaptureTransactionInput) {
+      captureTransaction(id: $id, input: $input) { ${TRANSACTION_FIELDS.join(' ')} }
+    }`,
+    variables: (params, body) => ({ id: params.transactionId, input: body }),
+  },
+  {
+    method: 'POST',
+    path: '/wallet/transaction/:transactionId/void',
+    body: false,
+    operation: `mutation VoidTransaction($id: ID!) { voidTransaction(id: $id) { ${TRANSACTION_FIELDS.join(' ')} } }`,
+    variables: (params) => ({ id: params.transactionId }),
   },
   {
     method: 'GET',

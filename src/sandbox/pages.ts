@@ -97,8 +97,14 @@ const APP_PAGE = `<!DOCTYPE html>
           <div class="who"><span id="who"></span><button id="signout" type="button" class="link">Sign out</button></div>
           <div class="label">Balance</div>
           <div class="amount"><span id="currency"></span> <span id="balance">–</span></div>
+          <div id="available" class="available" hidden></div>
           <div id="wallet-status" class="muted"></div>
         </div>
+        <form id="link-form" class="link-form" autocomplete="off">
+          <input id="link-input" aria-label="Payment link" placeholder="Paste a payment link (…/pay/…)" spellcheck="false">
+          <button type="submit">Open</button>
+          <p id="link-error" class="error" role="alert" hidden></p>
+        </form>
         <h2>Waiting for you <span id="pending-count" class="count">0</span></h2>
         <p id="empty" class="muted empty">No payment requests right now. New ones appear here as they arrive.</p>
         <ul id="pending" class="requests"></ul>

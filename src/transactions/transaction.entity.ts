@@ -49,6 +49,14 @@ export class Transaction {
   @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
   refundedAmount: string = '0.00';
 
+  /** What was captured (MANUAL: set at capture; AUTOMATIC: the amount at once); null while held or after a void. */
+  @Property({ type: 'decimal', columnType: 'numeric(18,2)', nullable: true })
+  capturedAmount: string | null = null;
+
+  /** A held (MANUAL) transaction: when the hold is voided by itself if not captured. */
+  @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
+  holdExpiresAt: Date | null = null;
+
   @Enum({ items: () => TransactionStatus, nativeEnumName: 'transaction_status' })
   status!: TransactionStatus;
 

@@ -1,12 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomInt, randomUUID } from 'node:crypto';
 import { parseAmount } from '../money.js';
-import { AppError, notFound } from '../errors.js';
+import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
-import { moveRefund, type Movement } from '../ledger/ledger.js';
+import { captureHold, moveRefund, releaseHold, type Movement } from '../ledger/ledger.js';
 import { Transaction, type TransactionStatus } from './transaction.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
-import { writeEvent } from '../events/outbox.js';
+import { writeEvent, writeEvents } from '../events/outbox.js';
+import type { EventType } from '../events/events.js';
 import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 
 /** Largest refund a single call may ask for (the transaction's own amount bounds it anyway). */
@@ -35,12 +36,121 @@ export class TransactionService {
    */
   async createForPayment(tem: EntityManager, p: PaymentRecord): Promise<void> {
     await tem.execute(
-      `insert into transactions (id, payment_request_id, wallet_id, developer_id, amount, currency, status, type,
+      `insert into transactions (id, payment_request_id, wallet_id, developer_id, amount, captured_amount, currency, status, type,
                                  description, payment_provider, payment_reference, created_at, updated_at)
-       values (?, ?, ?, ?, ?::numeric, ?, 'COMPLETED', 'WALLET_PAYMENT', ?, 'WALLET',
+       values (?, ?, ?, ?, ?::numeric, ?::numeric, ?, 'COMPLETED', 'WALLET_PAYMENT', ?, 'WALLET',
                'WPAY' || lpad(nextval('payment_reference_seq')::text, 12, '0') || '-' || ?, now(), now())`,
-      [p.transactionId, p.paymentRequestId, p.walletId, p.developerId, p.amount, p.currency, p.description, referenceSuffix()],
+      [p.transactionId, p.paymentRequestId, p.walletId, p.developerId, p.amount, p.amount, p.currency, p.description, referenceSuffix()],
     );
+  }
+
+  /**
+   * Creates the PENDING transaction of an approved MANUAL payment (its amount held, nothing
+   * captured: `captured_amount` null) inside the caller's database transaction; the hold is voided
+   * by itself `holdTtlHours` after (see `expireHolds`).
+   */
+  async createHeld(tem: EntityManager, p: PaymentRecord, holdTtlHours: number): Promise<void> {
+    await tem.execute(
+      `insert into transactions (id, payment_request_id, wallet_id, developer_id, amount, currency, status, type,
+                                 description, payment_provider, payment_reference, hold_expires_at, created_at, updated_at)
+       values (?, ?, ?, ?, ?::numeric, ?, 'PENDING', 'WALLET_PAYMENT', ?, 'WALLET',
+               'WPAY' || lpad(nextval('payment_reference_seq')::text, 12, '0') || '-' || ?,
+               now() + make_interval(secs => ? * 3600), now(), now())`,
+      [p.transactionId, p.paymentRequestId, p.walletId, p.developerId, p.amount, p.currency, p.description, referenceSuffix(), holdTtlHours],
+    );
+  }
+
+  /**
+   * The developer captures (part of) a held transaction, in one database transaction: the row is
+   * locked and must be PENDING (else CONFLICT, 409), `amount` (all of it when omitted) may not
+   * exceed what is held (400; the CHECK `captured_amount <= amount` backs it); the wallet is
+   * debited by the captured amount and the whole hold released, the developer credited, the ledger
+   * written, and `transaction.captured` goes out. Another developer's transaction is NOT_FOUND.
+   */
+  async capture(em: EntityManager, developerId: string, id: string, amount?: number | null): Promise<Transaction> {
+    requireUuid(id);
+    const requested = amount === undefined || amount === null ? null : parseAmount(amount, MAX_REFUND);
+    await em.transactional(async (tem) => {
+      const tx = await this.lockHeld(tem, developerId, id, 'captured');
+      const [fits] = await tem.execute<Array<{ fits: boolean }>>(`select coalesce(?::numeric, ?::numeric) <= ?::numeric as fits`, [
+        requested,
+        tx.held,
+        tx.held,
+      ]);
+      if (!fits!.fits) throw badInput(`amount must be at most the held amount (${tx.held})`);
+      const captured = requested ?? tx.held;
+      await tem.execute(`update transactions set status = 'COMPLETED', captured_amount = ?::numeric, updated_at = now() where id = ?`, [captured, id]);
+      await captureHold(tem, { transactionId: id, walletId: tx.walletId, developerId, amount: captured, currency: tx.currency }, tx.held);
+      await this.writeTransactionEvent(tem, 'transaction.captured', id);
+    });
+    return em.findOneOrFail(Transaction, { id }, { refresh: true });
+  }
+
+  /** The developer voids a held transaction: CANCELLED and the hold released, with `transaction.voided` (as `capture`). */
+  async void(em: EntityManager, developerId: string, id: string): Promise<Transaction> {
+    requireUuid(id);
+    await em.transactional(async (tem) => {
+      const tx = await this.lockHeld(tem, developerId, id, 'voided');
+      await tem.execute(`update transactions set status = 'CANCELLED', updated_at = now() where id = ?`, [id]);
+      await releaseHold(tem, tx.walletId, tx.held);
+      await this.writeTransactionEvent(tem, 'transaction.voided', id);
+    });
+    return em.findOneOrFail(Transaction, { id }, { refresh: true });
+  }
+
+  /**
+   * Voids up to `batch` holds older than HOLD_TTL_HOURS (their `hold_expires_at` passed, by the
+   * database's clock), each with its `transaction.voided`. Rows another instance (or a capture or
+   * void under way) holds are skipped (`SKIP LOCKED`), and the claim re-checks PENDING, so each
+   * hold ends exactly once. Returns how many it voided.
+   */
+  async expireHolds(em: EntityManager, batch = 500): Promise<number> {
+    return em.transactional(async (tem) => {
+      const rows = await tem.execute<Array<{ id: string; wallet_id: string; amount: string }>>(
+        `with due as (
+           select id from transactions
+            where status = 'PENDING' and hold_expires_at <= now()
+            order by hold_expires_at
+            limit ? for update skip locked)
+         update transactions t set status = 'CANCELLED', updated_at = now()
+           from due where t.id = due.id and t.status = 'PENDING'
+         returning t.id, t.wallet_id, t.amount::text as amount`,
+        [batch],
+      );
+      // Wallets in a fixed order, as every other writer locks one wallet at a time: no deadlock.
+      for (const row of [...rows].sort((a, b) => (a.wallet_id < b.wallet_id ? -1 : a.wallet_id > b.wallet_id ? 1 : 0))) {
+        await releaseHold(tem, row.wallet_id, row.amount);
+      }
+      if (rows.length > 0) {
+        const voided = await tem.find(Transaction, { id: { $in: rows.map((r) => r.id) } });
+        const requests = await tem.find(PaymentRequest, { id: { $in: voided.map((t) => t.paymentRequestId) } });
+        const requestOf = new Map(requests.map((pr) => [pr.id, pr]));
+        await writeEvents(
+          tem,
+          voided.map((transaction) => ({ type: 'transaction.voided' as const, paymentRequest: requestOf.get(transaction.paymentRequestId)!, transaction })),
+        );
+      }
+      return rows.length;
+    });
+  }
+
+  /** Locks a developer's transaction for a capture or void: NOT_FOUND if not its, CONFLICT unless PENDING (held). */
+  private async lockHeld(tem: EntityManager, developerId: string, id: string, verb: 'captured' | 'voided') {
+    const [tx] = await tem.execute<Array<{ status: string; walletId: string; currency: string; held: string }>>(
+      `select status, wallet_id as "walletId", currency, amount::text as held
+         from transactions where id = ? and developer_id = ? for update`,
+      [id, developerId],
+    );
+    if (!tx) throw notFound('Transaction not found');
+    if (tx.status !== 'PENDING') throw new AppError('CONFLICT', `Only a PENDING (held) transaction can be ${verb}; this one is ${tx.status}`);
+    return tx;
+  }
+
+  /** A transaction event (captured, voided) with its request, in the caller's database transaction. */
+  private async writeTransactionEvent(tem: EntityManager, type: EventType, id: string): Promise<void> {
+    const transaction = await tem.findOneOrFail(Transaction, { id }, { refresh: true });
+    const paymentRequest = await tem.findOneOrFail(PaymentRequest, { id: transaction.paymentRequestId });
+    await writeEvent(tem, { type, paymentRequest, transaction });
   }
 
   /** A transaction of this developer's, or NOT_FOUND (also for anyone else's id). */
@@ -65,19 +175,20 @@ export class TransactionService {
     await em.transactional(async (tem) => {
       const [tx] = await tem.execute<Array<Omit<Movement, 'transactionId' | 'amount'> & { status: string; remaining: string; fits: boolean }>>(
         `select status, wallet_id as "walletId", developer_id as "developerId", currency,
-                (amount - refunded_amount)::text as remaining,
-                coalesce(?::numeric, amount - refunded_amount) <= amount - refunded_amount as fits
+                (captured_amount - refunded_amount)::text as remaining,
+                coalesce(?::numeric, captured_amount - refunded_amount) <= captured_amount - refunded_amount as fits
            from transactions where id = ? for update`,
         [requested, id],
       );
       if (!tx) throw notFound('Transaction not found');
+      // Refunds give back captured money only: a held (PENDING) or voided (CANCELLED) one has none.
       if (tx.status !== 'COMPLETED') throw new AppError('CONFLICT', 'Only a COMPLETED transaction can be refunded');
       if (!tx.fits) throw new AppError('REFUND_EXCEEDS_REMAINING', `At most ${tx.remaining} of this transaction can still be refunded`);
       const refundAmount = requested ?? tx.remaining;
       await tem.execute(
         `update transactions
             set refunded_amount = refunded_amount + ?::numeric,
-                status = case when refunded_amount + ?::numeric = amount then 'REFUNDED'::transaction_status else status end,
+                status = case when refunded_amount + ?::numeric = captured_amount then 'REFUNDED'::transaction_status else status end,
                 updated_at = now()
           where id = ?`,
         [refundAmount, refundAmount, id],

@@ -1,4 +1,4 @@
-import { Field, Float, ID, ObjectType } from 'type-graphql';
+import { Field, Float, ID, InputType, ObjectType } from 'type-graphql';
 import { PaymentProvider, TransactionStatus, TransactionType, type Transaction } from './transaction.entity.js';
 import { toAmountNumber } from '../money.js';
 
@@ -35,6 +35,12 @@ export class TransactionView {
   @Field(() => Float, { description: 'How much of amount has been refunded (REFUNDED once it is all of it).' })
   refundedAmount!: number;
 
+  @Field(() => Float, {
+    nullable: true,
+    description: 'What was captured: the amount for an AUTOMATIC payment; for a MANUAL one null while held (PENDING) or voided (CANCELLED), then what the merchant captured.',
+  })
+  capturedAmount!: number | null;
+
   @Field(() => String, { description: 'WPAY + 12 digits + "-" + 6 of A-Z0-9, e.g. WPAY000000001234-X7K2QD.' })
   paymentReference!: string;
 
@@ -59,8 +65,16 @@ export class TransactionView {
       paymentReference: tx.paymentReference,
       refundedAmount: toAmountNumber(tx.refundedAmount),
       consentReceipt: tx.consentReceipt ?? null,
+      capturedAmount: tx.capturedAmount === null ? null : toAmountNumber(tx.capturedAmount),
     });
   }
+}
+
+/** The body of POST /wallet/transaction/{id}/capture (optional). */
+@InputType('CaptureTransactionInput', { description: 'What to capture of a held transaction.' })
+export class CaptureTransactionInput {
+  @Field(() => Float, { nullable: true, description: 'More than 0, at most the held amount, 2 decimals at most; default all of it.' })
+  amount?: number | null;
 }
 
 /** The fields of the Transaction body (GET /wallet/transaction/{id}); event payloads carry exactly these. */
@@ -77,4 +91,5 @@ export const TRANSACTION_FIELDS = [
   'paymentReference',
   'consentReceipt',
   'refundedAmount',
+  'capturedAmount',
 ] as const satisfies ReadonlyArray<keyof TransactionView>;

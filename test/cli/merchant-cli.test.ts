@@ -91,6 +91,9 @@ describe('trigger', () => {
     ['payment_request.rejected', 'REJECTED'],
     ['payment_request.cancelled', 'CANCELLED'],
     ['payment_request.expired', 'EXPIRED'],
+    // A MANUAL request the test wallet approves (held), then captured or voided.
+    ['transaction.captured', 'APPROVED'],
+    ['transaction.voided', 'APPROVED'],
   ])('%s: makes it happen and prints {type, paymentRequestId, eventId} once the events API has it', async (type, status) => {
     const dev = await factories(app).developer();
     const r = await cli(['trigger', type, '--key', dev.secretKey, '--url', app.baseUrl]);

@@ -141,7 +141,7 @@ describe('the document', () => {
     expect(s.Error.properties.statusCode.type).toBe('integer');
     expect(s.Transaction.additionalProperties).toBe(false);
     expect(Object.keys(s.Transaction.properties).sort()).toEqual(
-      ['amount', 'consentReceipt', 'createdAt', 'currency', 'description', 'id', 'paymentProvider', 'paymentReference', 'refundedAmount', 'status', 'type', 'updatedAt'],
+      ['amount', 'capturedAmount', 'consentReceipt', 'createdAt', 'currency', 'description', 'id', 'paymentProvider', 'paymentReference', 'refundedAmount', 'status', 'type', 'updatedAt'],
     );
     expect(s.Transaction.properties.status.enum).toEqual(['PENDING', 'PROCESSING', 'COMPLETED', 'FAILED', 'CANCELLED', 'REFUNDED']);
     expect(Object.keys(s.WalletIdResponse.properties)).toEqual(['walletId']);
@@ -155,7 +155,7 @@ describe('the document', () => {
         merchantName: { minLength: 1, pattern: expect.stringContaining('{0,98}') },
       },
     });
-    expect(Object.keys(s.PaymentRequestResponse.properties).sort()).toEqual(['expiresAt', 'message', 'paymentRequestId', 'status', 'success']);
+    expect(Object.keys(s.PaymentRequestResponse.properties).sort()).toEqual(['expiresAt', 'message', 'paymentRequestId', 'paymentUrl', 'status', 'success']);
     expect(s.PaymentRequestStatus.required).toEqual(
       expect.arrayContaining(['id', 'status', 'amount', 'currency', 'description', 'createdAt', 'expiresAt', 'merchantName', 'updatedAt', 'transactionId']),
     );
@@ -233,6 +233,7 @@ describe('the response validator', () => {
       paymentReference: 'WPAY000000000001-ABC123',
       consentReceipt: null,
       refundedAmount: 0,
+      capturedAmount: 1,
     };
     expect(() => validateResponse('GET', `/api/v1/wallet/transaction/${ok.id}`, 200, json, tx)).not.toThrow();
     expect(() => validateResponse('GET', `/api/v1/wallet/transaction/${ok.id}`, 200, json, { ...tx, walletId: 'wlt_1' })).toThrow(

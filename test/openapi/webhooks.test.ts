@@ -54,6 +54,13 @@ describe('the events a gateway writes', () => {
     await gql(app.baseUrl, 'mutation($id: ID!) { refundTransaction(id: $id, amount: 2) { id } }', { id: txId }, app.config.adminToken);
     await reject(app.baseUrl, user.token, await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
     await cancel(app.baseUrl, dev.secretKey, await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
+    // Two held (MANUAL) payments: one captured in part, one voided.
+    for (const end of ['capture', 'void'] as const) {
+      const held = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 3, { capture: 'MANUAL' });
+      const heldTx = (await approve(app.baseUrl, user.token, held)).body.data.approvePaymentRequest.transactionId;
+      const body = end === 'capture' ? { body: { amount: 2 } } : {};
+      expect((await http(app.baseUrl, `/api/v1/wallet/transaction/${heldTx}/${end}`, { method: 'POST', token: dev.secretKey, ...body })).status).toBe(200);
+    }
     await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
     // The last one expires (1 s) and the sweeper writes its event.
     let events: any[] = [];

@@ -27,6 +27,7 @@ test('200 with the PaymentRequestStatus body, status CANCELLED', async () => {
     reference: null,
     metadata: null,
     consentReceipt: null,
+    paymentUrl: expect.stringMatching(/^http:\/\/localhost:\d+\/pay\/[A-Za-z0-9_-]{24}$/),
   });
 });
 

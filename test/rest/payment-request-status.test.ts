@@ -32,6 +32,7 @@ test('200 with exactly the PaymentRequestStatus fields plus merchantName, update
     reference: null,
     metadata: null,
     consentReceipt: null,
+    paymentUrl: expect.stringMatching(/^http:\/\/localhost:\d+\/pay\/[A-Za-z0-9_-]{24}$/),
   });
 });
 

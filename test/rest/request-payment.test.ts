@@ -21,7 +21,7 @@ const setWalletStatus = (walletId: string, status: WalletStatus) =>
   app.gateway.services.accounts.setWalletStatus(app.db.orm.em.fork(), walletId, status);
 
 describe('success', () => {
-  test('answers 200 with exactly success, message, paymentRequestId, status PENDING and expiresAt', async () => {
+  test('answers 200 with exactly success, message, paymentRequestId, status PENDING, expiresAt and paymentUrl', async () => {
     const user = await f.user();
     const res = await requestPayment(app, dev.secretKey, validBody(user.walletId));
     expectOk(res);
@@ -31,6 +31,7 @@ describe('success', () => {
       paymentRequestId: expect.stringMatching(UUID_RE),
       status: 'PENDING',
       expiresAt: expect.stringMatching(ISO_DATE_RE),
+      paymentUrl: expect.stringMatching(/^http:\/\/localhost:\d+\/pay\/[A-Za-z0-9_-]{24}$/),
     });
     expect(res.body.message.length).toBeGreaterThan(0);
   });

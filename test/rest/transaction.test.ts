@@ -29,7 +29,7 @@ afterAll(async () => {
   await app.close();
 });
 
-test('200 with exactly id, amount, currency, status, type, description, createdAt, updatedAt, paymentProvider, paymentReference, consentReceipt, refundedAmount', () => {
+test('200 with exactly id, amount, currency, status, type, description, createdAt, updatedAt, paymentProvider, paymentReference, consentReceipt, refundedAmount, capturedAmount', () => {
   expectOk(tx);
   expect(tx.body).toEqual({
     id: transactionId,
@@ -44,6 +44,7 @@ test('200 with exactly id, amount, currency, status, type, description, createdA
     paymentReference: expect.any(String),
     consentReceipt: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
     refundedAmount: 0,
+    capturedAmount: 250.75,
   });
 });
 

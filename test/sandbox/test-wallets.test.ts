@@ -81,6 +81,19 @@ describe('test wallets in development', () => {
     expect(await ledgerMismatches(app.db)).toEqual([]);
   });
 
+  it('test_approve approves a MANUAL request too: APPROVED, the amount held (transaction PENDING), nothing moved yet', async () => {
+    const walletId = await walletOf(app, sk, 'test_approve');
+    const before = await balances(app.db, walletId, developerId);
+    const id = await requestPayment(app.baseUrl, sk, walletId, 4, { capture: 'MANUAL' });
+    const done = await until('approval', () => statusBody(app, sk, id), (b) => b.status !== 'PENDING');
+    expect(done).toMatchObject({ id, status: 'APPROVED', transactionId: expect.stringMatching(UUID) });
+    const tx = await http(app.baseUrl, `/api/v1/wallet/transaction/${done.transactionId}`, { token: sk });
+    expect(tx.body).toMatchObject({ status: 'PENDING', amount: 4, capturedAmount: null });
+    expect(await balances(app.db, walletId, developerId)).toEqual(before);
+    const voided = await http(app.baseUrl, `/api/v1/wallet/transaction/${done.transactionId}/void`, { method: 'POST', token: sk });
+    expect(voided.body.status).toBe('CANCELLED');
+  });
+
   it('test_reject rejects after the delay; nothing moves', async () => {
     const walletId = await walletOf(app, sk, 'test_reject');
     const id = await requestPayment(app.baseUrl, sk, walletId, 3);

@@ -11,6 +11,7 @@ import type {
   EventType,
   PaymentRequest,
   PaymentRequestCreated,
+  PaymentLinkInput,
   PaymentRequestInput,
   PaymentRequestPage,
   PaymentRequestState,
@@ -137,6 +138,28 @@ export class WalletGateway {
           params: { header: { 'Idempotency-Key': options.idempotencyKey ?? newKey() } },
         }),
       ),
+    /**
+     * An open request (a payment link): no wallet; any wallet user who opens its `paymentUrl`
+     * (or scans its QR code, `qrCode`) can pay it, and the first approval binds it.
+     */
+    createPaymentLink: async (input: PaymentLinkInput, options: PostOptions = {}): Promise<PaymentRequestCreated> =>
+      unwrap(
+        await this.api.POST('/api/v1/wallet/payment-links', {
+          body: input,
+          params: { header: { 'Idempotency-Key': options.idempotencyKey ?? newKey() } },
+        }),
+      ),
+    /** The request's `paymentUrl` as a QR code: SVG text (default) or PNG bytes. */
+    qrCode: async <F extends 'svg' | 'png' = 'svg'>(id: string, options: { format?: F } = {}): Promise<F extends 'png' ? Uint8Array : string> => {
+      const png = options.format === 'png';
+      const result = await this.api.GET('/api/v1/wallet/payment-request/{requestId}/qr', {
+        params: { path: { requestId: id } },
+        headers: { accept: png ? 'image/png' : 'image/svg+xml' },
+        parseAs: png ? 'arrayBuffer' : 'text',
+      });
+      const body = unwrap(result as FetchResult<unknown>);
+      return (png ? new Uint8Array(body as ArrayBuffer) : body) as F extends 'png' ? Uint8Array : string;
+    },
     /** The request as it is now (`EXPIRED` from `expiresAt` on). */
     get: async (id: string): Promise<PaymentRequest> =>
       unwrap(await this.api.GET('/api/v1/wallet/payment-request/{requestId}', { params: { path: { requestId: id } } })),
@@ -167,10 +190,25 @@ export class WalletGateway {
     all: (filter: Omit<PaymentRequestFilter, 'after'> = {}): AsyncGenerator<PaymentRequest> => this.allPaymentRequests(filter),
   };
 
-  /** Transactions: money that moved for an approved request. */
+  /** Transactions: money that moved (or is held) for an approved request. */
   readonly transactions = {
     get: async (id: string): Promise<Transaction> =>
       unwrap(await this.api.GET('/api/v1/wallet/transaction/{transactionId}', { params: { path: { transactionId: id } } })),
+    /** Captures a held (PENDING, `capture: MANUAL`) transaction: all of it, or `amount`; the rest is released (409 once it is not PENDING). */
+    capture: async (id: string, input: { amount?: number } = {}, options: PostOptions = {}): Promise<Transaction> =>
+      unwrap(
+        await this.api.POST('/api/v1/wallet/transaction/{transactionId}/capture', {
+          body: input,
+          params: { path: { transactionId: id }, header: { 'Idempotency-Key': options.idempotencyKey ?? newKey() } },
+        }),
+      ),
+    /** Voids a held transaction: CANCELLED, the whole hold released (409 once it is not PENDING). */
+    void: async (id: string, options: PostOptions = {}): Promise<Transaction> =>
+      unwrap(
+        await this.api.POST('/api/v1/wallet/transaction/{transactionId}/void', {
+          params: { path: { transactionId: id }, header: { 'Idempotency-Key': options.idempotencyKey ?? newKey() } },
+        }),
+      ),
   };
 
   /** Your webhook endpoints. */

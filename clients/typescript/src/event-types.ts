@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'payment_request.cancelled',
   'payment_request.expired',
   'transaction.refunded',
+  'transaction.captured',
+  'transaction.voided',
 ] as const satisfies readonly EventType[];
 
 /** Compiles only while EVENT_TYPES lists every EventType of the contract. */

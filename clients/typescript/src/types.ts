@@ -5,6 +5,10 @@ type Schemas = components['schemas'];
 
 /** The body of POST /wallet/request-payment. */
 export type PaymentRequestInput = Schemas['PaymentRequest'];
+/** The body of POST /wallet/payment-links: request-payment's body without `walletId`. */
+export type PaymentLinkInput = Schemas['PaymentLink'];
+/** AUTOMATIC (the approval moves the money) or MANUAL (it holds it until you capture or void). */
+export type CaptureMode = Schemas['CaptureMode'];
 /** The answer to POST /wallet/request-payment. */
 export type PaymentRequestCreated = Schemas['PaymentRequestResponse'];
 /** A payment request as GET /wallet/payment-request/{id} answers it. */
@@ -27,6 +31,8 @@ export type PaymentRequestRejectedEvent = Schemas['PaymentRequestRejectedEvent']
 export type PaymentRequestCancelledEvent = Schemas['PaymentRequestCancelledEvent'];
 export type PaymentRequestExpiredEvent = Schemas['PaymentRequestExpiredEvent'];
 export type TransactionRefundedEvent = Schemas['TransactionRefundedEvent'];
+export type TransactionCapturedEvent = Schemas['TransactionCapturedEvent'];
+export type TransactionVoidedEvent = Schemas['TransactionVoidedEvent'];
 export type WebhookTestEvent = Schemas['WebhookTestEvent'];
 
 /** The body a webhook of this type delivers, as the contract's `webhooks` section describes it. */

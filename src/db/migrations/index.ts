@@ -12,6 +12,7 @@ import { Migration20261124200000_ws_connections } from './Migration2026112420000
 import { Migration20261126001000_wallet_pins } from './Migration20261126001000_wallet_pins.js';
 import { Migration20261126003000_consent_receipts_payer_controls } from './Migration20261126003000_consent_receipts_payer_controls.js';
 import { Migration20261126100000_passkeys } from './Migration20261126100000_passkeys.js';
+import { Migration20261126110000_links_capture } from './Migration20261126110000_links_capture.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -29,4 +30,5 @@ export const migrationsList = [
   { name: 'Migration20261126001000_wallet_pins', class: Migration20261126001000_wallet_pins },
   { name: 'Migration20261126003000_consent_receipts_payer_controls', class: Migration20261126003000_consent_receipts_payer_controls },
   { name: 'Migration20261126100000_passkeys', class: Migration20261126100000_passkeys },
+  { name: 'Migration20261126110000_links_capture', class: Migration20261126110000_links_capture },
 ];

@@ -155,10 +155,11 @@ function showWallet(wallet) {
   $('balance').textContent = amountText(wallet.balance);
   $('currency').textContent = wallet.currency;
   $('wallet-status').textContent = wallet.status === 'ACTIVE' ? '' : `Wallet ${wallet.status.toLowerCase()}`;
+  showAvailable(wallet);
 }
 
 async function refreshWallet() {
-  const data = await graphql('{ myWallet { walletId username status balance currency } }');
+  const data = await graphql('{ myWallet { walletId username status balance availableBalance currency } }');
   showWallet(data.myWallet);
 }
 
@@ -600,7 +601,7 @@ async function unblockMerchant(id) {
 async function load() {
   // One round trip: the page is quiet once it is answered.
   const data = await graphql(
-    `{ myWallet { walletId username status balance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } myRecentPaymentRequests(limit: 10) { ${REQUEST_FIELDS} } ${PASSKEYS_QUERY} ${BLOCKED_QUERY} }`,
+    `{ myWallet { walletId username status balance availableBalance currency } myPendingPaymentRequests { ${REQUEST_FIELDS} } myRecentPaymentRequests(limit: 10) { ${REQUEST_FIELDS} } ${PASSKEYS_QUERY} ${BLOCKED_QUERY} }`,
   );
   showWallet(data.myWallet);
   for (const request of data.myPendingPaymentRequests) upsert(request);
@@ -672,9 +673,49 @@ async function start() {
     return;
   }
   connect();
+  openLinkFromHash();
   state.ticker ??= setInterval(() => {
     for (const entry of state.requests.values()) if (entry.request.status === 'PENDING') render(entry);
   }, 1000);
+}
+
+// ---------------------------------------------------------------- payment links (#25)
+// An open request reached by its link (GET /pay/{code} lands here as /app#pay=<code>) or pasted:
+// read with paymentRequestByCode and shown as the same card as a pending request. Holds of
+// MANUAL payments show as the available balance under the balance.
+
+/** "Available 70.00" under the balance while holds (MANUAL payments not yet captured) reserve part of it. */
+function showAvailable(wallet) {
+  const shown = typeof wallet.availableBalance === 'number' && wallet.availableBalance !== wallet.balance;
+  $('available').hidden = !shown;
+  $('available').textContent = shown ? `Available ${money(wallet.availableBalance, wallet.currency)} (the rest is held)` : '';
+}
+
+/** The code of a payment link (…/pay/<code>, #pay=<code>) or a bare code; null when it is none. */
+function codeOfLink(text) {
+  const match = /(?:\/pay\/|#pay=|^)([A-Za-z0-9_-]{16,64})\/?(?:[?#].*)?$/.exec(text.trim());
+  return match ? match[1] : null;
+}
+
+/** Reads the request of a link's code and shows its card (pending: pay or reject; else its state). */
+async function openByCode(code) {
+  const data = await graphql(`query($code: String!) { paymentRequestByCode(code: $code) { ${REQUEST_FIELDS} transactionId } }`, { code });
+  const request = data.paymentRequestByCode;
+  upsert(request);
+  state.requests.get(request.id)?.element.scrollIntoView({ block: 'center' });
+}
+
+/** /app#pay=<code> (where /pay/<code> sends a development browser): opens it once, then clears the hash. */
+function openLinkFromHash() {
+  const code = codeOfLink(location.hash);
+  if (!code) return;
+  history.replaceState(null, '', location.pathname);
+  openByCode(code).catch((err) => showLinkError(err));
+}
+
+function showLinkError(err) {
+  $('link-error').textContent = err.code === 'NOT_FOUND' ? 'No payment request for this link (or it was paid by someone else).' : words(err);
+  $('link-error').hidden = false;
 }
 
 // ---------------------------------------------------------------- wiring
@@ -717,5 +758,13 @@ document.addEventListener('DOMContentLoaded', () => {
       pinKey(event.key);
     }
   });
+  $('link-form').addEventListener('submit', (event) => {
+    event.preventDefault();
+    $('link-error').hidden = true;
+    const code = codeOfLink($('link-input').value);
+    if (!code) return showLinkError({ message: 'That is not a payment link.' });
+    openByCode(code).then(() => ($('link-input').value = ''), showLinkError);
+  });
+  window.addEventListener('hashchange', () => state.wallet && openLinkFromHash());
   if (state.token) start();
 });

@@ -20,13 +20,18 @@ export interface paths {
          *     and expires **5 minutes** after creation (`expiresAt`).
          *
          *     The body must contain the four required fields below and may contain your own `reference`
-         *     (your order id) and `metadata`; any other field is rejected with a `400` that names it. The wallet must exist (`404`) and be active (`400`).
+         *     (your order id) and `metadata`, the request's lifetime `expiresInSeconds` (60 to 86,400;
+         *     default 300) and `capture` (`AUTOMATIC`, the default, or `MANUAL`: the approval only holds
+         *     the money until you capture or void the transaction); any other field is rejected with a `400` that names it. The wallet must exist (`404`) and be active (`400`).
          *
          *     The wallet's holder decides who may ask them: a holder who blocked you answers `403`
          *     (`The wallet holder does not accept payment requests from this merchant`), and at most
          *     3 of your requests (the gateway's `MAX_PENDING_PER_PAYER`) may be `PENDING` with one wallet
          *     at a time: the next one answers `429` (`Too many pending payment requests for this wallet`)
          *     with `Retry-After`, the seconds until the oldest of them expires.
+         *
+         *     The answer carries `paymentUrl`: the request's link (also as a QR code,
+         *     `GET /api/v1/wallet/payment-request/{requestId}/qr`).
          */
         post: operations["requestPayment"];
         delete?: never;
@@ -96,6 +101,61 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/wallet/payment-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a payment link (an open request, paid by link or QR code)
+         * @description Creates an open payment request: `POST /api/v1/wallet/request-payment`'s body without
+         *     `walletId` (sending one is a `400` that names it). No one is notified; show its
+         *     `paymentUrl` (or its QR code, `GET /api/v1/wallet/payment-request/{requestId}/qr`) and any
+         *     wallet user who opens it sees your merchant name and the amount and can approve it. The
+         *     first approval binds the request to the payer's wallet; anyone else is then told it is no
+         *     longer pending. Follow it like any request (status, webhooks, events); nothing you read
+         *     identifies the payer. Its currency is the gateway's `DEFAULT_CURRENCY`.
+         */
+        post: operations["createPaymentLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/payment-request/{requestId}/qr": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payment request's id (`paymentRequestId` of the creation response).
+                 * @example 3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17
+                 */
+                requestId: components["parameters"]["RequestIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The payment request's link as a QR code
+         * @description The request's `paymentUrl` as a QR code, for a till's screen or a printed receipt: SVG by
+         *     default (`image/svg+xml`), PNG (320 px) when `Accept` prefers `image/png`. An `Accept` that
+         *     allows neither (say `application/json` only) answers `406`. Errors are the usual JSON
+         *     Error body. A request of another developer answers `404`, exactly like an unknown one.
+         */
+        get: operations["getPaymentRequestQrCode"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/wallet/transaction/{transactionId}": {
         parameters: {
             query?: never;
@@ -119,6 +179,64 @@ export interface paths {
         get: operations["getTransaction"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/transaction/{transactionId}/capture": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The transaction's id, the `transactionId` of an approved payment request.
+                 * @example 8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Capture a held payment (all or part)
+         * @description Captures a held payment (a `capture: MANUAL` request the user approved: the transaction
+         *     is `PENDING`, its `amount` held on the wallet): all of it, or `amount` of it (more than 0,
+         *     at most the held amount, 2 decimal places at most; once). The money moves in one database
+         *     transaction: the transaction becomes `COMPLETED` with `capturedAmount`, the rest of the hold
+         *     is released, and `transaction.captured` is sent. Refunds apply to the captured amount only.
+         *     A hold not captured within `HOLD_TTL_HOURS` (default 168) is voided by itself.
+         */
+        post: operations["captureTransaction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/wallet/transaction/{transactionId}/void": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The transaction's id, the `transactionId` of an approved payment request.
+                 * @example 8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Void a held payment
+         * @description Voids a held payment: the transaction becomes `CANCELLED`, the whole hold is released on
+         *     the wallet and `transaction.voided` is sent. No money ever moved.
+         */
+        post: operations["voidTransaction"];
         delete?: never;
         options?: never;
         head?: never;
@@ -501,7 +619,7 @@ export interface webhooks {
         put?: never;
         /**
          * payment_request.created: A payment request was created
-         * @description Sent when `POST /api/v1/wallet/request-payment` created a request (`PENDING`); the user was notified in the wallet app.
+         * @description Sent when `POST /api/v1/wallet/request-payment` created a request (`PENDING`); the user was notified in the wallet app. Also for `POST /api/v1/wallet/payment-links` (an open request: no one is notified; a payer opens its `paymentUrl`).
          *     Verify `webhook-signature` over the raw body before trusting it; answer any 2xx within 10 seconds.
          */
         post: {
@@ -546,7 +664,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "consentReceipt": null
+                     *           "consentReceipt": null,
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -633,7 +752,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -647,7 +767,8 @@ export interface webhooks {
                      *           "paymentProvider": "WALLET",
                      *           "paymentReference": "WPAY000000001234-X7K2QD",
                      *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
-                     *           "refundedAmount": 0
+                     *           "refundedAmount": 0,
+                     *           "capturedAmount": 12.5
                      *         }
                      *       }
                      *     }
@@ -734,7 +855,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "consentReceipt": null
+                     *           "consentReceipt": null,
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -821,7 +943,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "consentReceipt": null
+                     *           "consentReceipt": null,
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -908,7 +1031,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "consentReceipt": null
+                     *           "consentReceipt": null,
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         }
                      *       }
                      *     }
@@ -995,7 +1119,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -1009,12 +1134,213 @@ export interface webhooks {
                      *           "paymentProvider": "WALLET",
                      *           "paymentReference": "WPAY000000001234-X7K2QD",
                      *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
-                     *           "refundedAmount": 12.5
+                     *           "refundedAmount": 12.5,
+                     *           "capturedAmount": 12.5
                      *         }
                      *       }
                      *     }
                      */
                     "application/json": components["schemas"]["TransactionRefundedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status acknowledges the event; the body is ignored. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer, or none within 10 seconds, is a failed attempt, retried with backoff for about 3 days (not for `webhook.test`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.captured": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transaction.captured: A held payment was captured
+         * @description You captured (all or part of) a `capture: MANUAL` payment: the money moved; `data.transaction.status` is `COMPLETED` and `capturedAmount` what you captured. Ship the order on this event.
+         *     Verify `webhook-signature` over the raw body before trusting it; answer any 2xx within 10 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id (`evt_...`); the same on every retry and resend of the event. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in seconds since the Unix epoch. Refuse old ones (the `standardwebhooks` library allows 5 minutes). */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the
+                     *     base64-decoded part of your endpoint's `whsec_...` secret; space-separated, two of them for
+                     *     24 hours after a secret rotation (accept the request when one matches). Verify against the
+                     *     raw body exactly as received, before parsing it.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_5TbN4cY2pLq7XdT1VmK9RzFa",
+                     *       "type": "transaction.captured",
+                     *       "createdAt": "2026-11-23T09:12:00.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "APPROVED",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:41.000Z",
+                     *           "transactionId": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           },
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
+                     *         },
+                     *         "transaction": {
+                     *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "status": "COMPLETED",
+                     *           "type": "WALLET_PAYMENT",
+                     *           "description": "Two flat whites",
+                     *           "createdAt": "2026-11-22T18:00:41.000Z",
+                     *           "updatedAt": "2026-11-23T09:12:00.000Z",
+                     *           "paymentProvider": "WALLET",
+                     *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "capturedAmount": 10
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TransactionCapturedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status acknowledges the event; the body is ignored. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer, or none within 10 seconds, is a failed attempt, retried with backoff for about 3 days (not for `webhook.test`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.voided": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * transaction.voided: A held payment was voided
+         * @description The hold of a `capture: MANUAL` payment ended without a capture: you voided it, or it was not captured within `HOLD_TTL_HOURS`. `data.transaction.status` is `CANCELLED`; no money moved.
+         *     Verify `webhook-signature` over the raw body before trusting it; answer any 2xx within 10 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id (`evt_...`); the same on every retry and resend of the event. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in seconds since the Unix epoch. Refuse old ones (the `standardwebhooks` library allows 5 minutes). */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the
+                     *     base64-decoded part of your endpoint's `whsec_...` secret; space-separated, two of them for
+                     *     24 hours after a secret rotation (accept the request when one matches). Verify against the
+                     *     raw body exactly as received, before parsing it.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_5TbN4cY2pLq7XdT1VmK9RzFa",
+                     *       "type": "transaction.voided",
+                     *       "createdAt": "2026-11-23T09:12:00.000Z",
+                     *       "data": {
+                     *         "paymentRequest": {
+                     *           "id": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
+                     *           "status": "APPROVED",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "description": "Two flat whites",
+                     *           "merchantName": "Corner Café",
+                     *           "createdAt": "2026-11-22T18:00:00.000Z",
+                     *           "expiresAt": "2026-11-22T18:05:00.000Z",
+                     *           "updatedAt": "2026-11-22T18:00:41.000Z",
+                     *           "transactionId": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "reference": "order-1001",
+                     *           "metadata": {
+                     *             "customer": "42"
+                     *           },
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
+                     *         },
+                     *         "transaction": {
+                     *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
+                     *           "amount": 12.5,
+                     *           "currency": "ETB",
+                     *           "status": "CANCELLED",
+                     *           "type": "WALLET_PAYMENT",
+                     *           "description": "Two flat whites",
+                     *           "createdAt": "2026-11-22T18:00:41.000Z",
+                     *           "updatedAt": "2026-11-23T09:12:00.000Z",
+                     *           "paymentProvider": "WALLET",
+                     *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "capturedAmount": null
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TransactionVoidedEvent"];
                 };
             };
             responses: {
@@ -1152,7 +1478,57 @@ export interface components {
             reference?: components["schemas"]["Reference"] | null;
             /** @description Your own key-value pairs (or `null`, the same as leaving it out). */
             metadata?: components["schemas"]["Metadata"] | null;
+            /** @description The request's lifetime in seconds (or `null`, the same as leaving it out). */
+            expiresInSeconds?: components["schemas"]["ExpiresInSeconds"] | null;
+            /** @description When the money moves (or `null`, the same as leaving it out). */
+            capture?: components["schemas"]["CaptureMode"] | null;
         };
+        /**
+         * PaymentLink
+         * @description The body of `POST /api/v1/wallet/payment-links`: request-payment's body without `walletId`
+         *     (an open request any wallet user may pay); any other field is rejected.
+         */
+        PaymentLink: {
+            amount: components["schemas"]["PaymentRequest"]["amount"];
+            description: components["schemas"]["PaymentRequest"]["description"];
+            merchantName: components["schemas"]["PaymentRequest"]["merchantName"];
+            reference?: components["schemas"]["PaymentRequest"]["reference"];
+            metadata?: components["schemas"]["PaymentRequest"]["metadata"];
+            expiresInSeconds?: components["schemas"]["PaymentRequest"]["expiresInSeconds"];
+            capture?: components["schemas"]["PaymentRequest"]["capture"];
+        };
+        /**
+         * ExpiresInSeconds
+         * @description How long the request waits for the payer, in whole seconds: 60 (a minute) to 86,400 (a
+         *     day); default `PAYMENT_REQUEST_TTL_SECONDS` (300). `expiresAt` = creation + this.
+         * @example 900
+         */
+        ExpiresInSeconds: number;
+        /**
+         * CaptureMode
+         * @description - `AUTOMATIC` (default): the approval moves the money; the transaction is `COMPLETED`.
+         *     - `MANUAL`: the approval holds the amount on the payer's wallet (their available balance
+         *       drops; nothing reaches you yet); the transaction is `PENDING` until you capture it
+         *       (`POST /api/v1/wallet/transaction/{transactionId}/capture`, all or part) or void it
+         *       (`.../void`); a hold not captured within `HOLD_TTL_HOURS` (168) is voided by itself.
+         * @enum {string}
+         */
+        CaptureMode: "AUTOMATIC" | "MANUAL";
+        /**
+         * Capture
+         * @description The optional body of a capture; without it (or without `amount`), all that is held is captured.
+         */
+        Capture: {
+            /** @description How much of the held amount to capture (the rest is released), or `null` for all of it. */
+            amount?: number | null;
+        };
+        /**
+         * PaymentUrl
+         * @description Where the payer opens the request: `PUBLIC_BASE_URL` + `/pay/` + an unguessable code (at
+         *     least 128 random bits; not the request id). Put it in a message or show its QR code.
+         * @example https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA
+         */
+        PaymentUrl: string;
         /**
          * Reference
          * @description Your own reference for the payment, typically your order id: 1-64 printable characters
@@ -1193,9 +1569,11 @@ export interface components {
             status?: "PENDING";
             /**
              * Format: date-time
-             * @description When the request expires unless the user has decided by then, 5 minutes after creation.
+             * @description When the request expires unless the user has decided by then (`expiresInSeconds` after creation; default 5 minutes).
              */
             expiresAt?: string;
+            /** @description The request's link (`PUBLIC_BASE_URL` + `/pay/` + an unguessable code); see `PaymentUrl`. */
+            paymentUrl?: string;
         };
         /**
          * PaymentRequestState
@@ -1242,7 +1620,7 @@ export interface components {
             createdAt: string;
             /**
              * Format: date-time
-             * @description When the request expires unless the user has decided by then (`createdAt` + 5 minutes).
+             * @description When the request expires unless the user has decided by then (`createdAt` + `expiresInSeconds`, default 5 minutes).
              */
             expiresAt: string;
             /**
@@ -1315,6 +1693,7 @@ export interface components {
                 /** @constant */
                 use: "sig";
             }[];
+            paymentUrl?: components["schemas"]["PaymentUrl"];
         };
         /**
          * Transaction
@@ -1342,6 +1721,10 @@ export interface components {
              *     all of it is refunded (a partial refund leaves it `COMPLETED`: see `refundedAmount`).
              *     `PENDING`, `PROCESSING`, `FAILED` and `CANCELLED` are reserved for asynchronous
              *     payment providers.
+             *     A wallet payment is `COMPLETED` when the user approves it and becomes `REFUNDED` if it
+             *     is refunded. A `capture: MANUAL` payment is `PENDING` (held) from the approval until
+             *     you capture it (`COMPLETED`) or void it, or its hold expires (`CANCELLED`).
+             *     `PROCESSING` and `FAILED` are reserved for asynchronous payment providers.
              * @enum {string}
              */
             status: "PENDING" | "PROCESSING" | "COMPLETED" | "FAILED" | "CANCELLED" | "REFUNDED";
@@ -1371,6 +1754,13 @@ export interface components {
              * @example 12.5
              */
             refundedAmount: number;
+            /**
+             * Format: double
+             * @description What was captured: the whole `amount` for an `AUTOMATIC` payment; for a `MANUAL` one
+             *     `null` while held (`PENDING`) or voided (`CANCELLED`), then what you captured
+             *     (`amount` stays the authorised amount). Refunds apply to this much at most.
+             */
+            capturedAmount: number | null;
         };
         /** PaymentRequestPage */
         PaymentRequestPage: {
@@ -1400,7 +1790,7 @@ export interface components {
          * EventType
          * @enum {string}
          */
-        EventType: "payment_request.created" | "payment_request.approved" | "payment_request.rejected" | "payment_request.cancelled" | "payment_request.expired" | "transaction.refunded";
+        EventType: "payment_request.created" | "payment_request.approved" | "payment_request.rejected" | "payment_request.cancelled" | "payment_request.expired" | "transaction.refunded" | "transaction.captured" | "transaction.voided";
         /** CreateWebhookEndpoint */
         CreateWebhookEndpoint: {
             /**
@@ -1619,6 +2009,30 @@ export interface components {
             id: components["schemas"]["EventId"];
             /** @constant */
             type: "transaction.refunded";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["TransactionEventData"];
+        };
+        /**
+         * TransactionCapturedEvent
+         * @description `transaction.captured`: you captured a held payment; `data.transaction` is `COMPLETED` with `capturedAmount`.
+         */
+        TransactionCapturedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "transaction.captured";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["TransactionEventData"];
+        };
+        /**
+         * TransactionVoidedEvent
+         * @description `transaction.voided`: a held payment was voided (by you, or its hold expired); `data.transaction` is `CANCELLED`.
+         */
+        TransactionVoidedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "transaction.voided";
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["TransactionEventData"];
@@ -1959,7 +2373,8 @@ export interface operations {
                      *       "message": "Payment request created; waiting for the user to approve it",
                      *       "paymentRequestId": "3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17",
                      *       "status": "PENDING",
-                     *       "expiresAt": "2026-11-22T10:05:00.000Z"
+                     *       "expiresAt": "2026-11-22T10:05:00.000Z",
+                     *       "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
                      *     }
                      */
                     "application/json": components["schemas"]["PaymentRequestResponse"] & {
@@ -1971,7 +2386,8 @@ export interface operations {
             /**
              * @description The input is invalid (a missing, unknown or mistyped field; an amount below 0.01, above
              *     1,000,000 or with more than 2 decimal places; a description or merchant name that is
-             *     empty or too long; a body that is not a JSON object), or the wallet is not active.
+             *     empty or too long; an `expiresInSeconds` that is not an integer from 60 to 86,400; a
+             *     `capture` other than `AUTOMATIC` or `MANUAL`; a body that is not a JSON object), or the wallet is not active.
              */
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
@@ -2122,6 +2538,135 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    createPaymentLink: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
+                 *     scoped to your developer account and remembered for 24 hours. Repeating the same request
+                 *     (same path, same body) with the same key returns the first response again, with
+                 *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
+                 *     key while the first call is still running answers `409` with `Retry-After: 1`. Answers `400` and `5xx` are not
+                 *     remembered, so a corrected or later retry with the same key runs normally.
+                 * @example 0b6f7a52-6c1d-4a3e-8f20-91d4c5e7b8a3
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 12.5,
+                 *       "description": "Table 4",
+                 *       "merchantName": "Corner Café",
+                 *       "expiresInSeconds": 900
+                 *     }
+                 */
+                "application/json": components["schemas"]["PaymentLink"];
+            };
+        };
+        responses: {
+            /** @description The open request was created and waits for a payer. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymentRequestResponse"] & {
+                        /** @constant */
+                        success?: true;
+                    };
+                };
+            };
+            /** @description The input is invalid (as for request-payment), or it names a `walletId`. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not answered by this route itself (no wallet is looked up); listed as for every route. */
+            404: components["responses"]["NotFound"];
+            /** @description A call with the same `Idempotency-Key` is still running; nothing was created. */
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPaymentRequestQrCode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path: {
+                /**
+                 * @description The payment request's id (`paymentRequestId` of the creation response).
+                 * @example 3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17
+                 */
+                requestId: components["parameters"]["RequestIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The QR code. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/svg+xml": string;
+                    "image/png": string;
+                };
+            };
+            /** @description `requestId` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No payment request with this id belongs to you. */
+            404: components["responses"]["NotFound"];
+            /** @description `Accept` allows neither `image/svg+xml` nor `image/png`. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     getTransaction: {
         parameters: {
             query?: never;
@@ -2162,6 +2707,141 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description No transaction with this id belongs to you. */
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    captureTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
+                 *     scoped to your developer account and remembered for 24 hours. Repeating the same request
+                 *     (same path, same body) with the same key returns the first response again, with
+                 *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
+                 *     key while the first call is still running answers `409` with `Retry-After: 1`. Answers `400` and `5xx` are not
+                 *     remembered, so a corrected or later retry with the same key runs normally.
+                 * @example 0b6f7a52-6c1d-4a3e-8f20-91d4c5e7b8a3
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path: {
+                /**
+                 * @description The transaction's id, the `transactionId` of an approved payment request.
+                 * @example 8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["Capture"];
+            };
+        };
+        responses: {
+            /** @description The transaction, now `COMPLETED` with `capturedAmount`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /** @description `transactionId` is not a UUID, or the amount is not more than 0, above the held amount or has more than 2 decimal places. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No transaction with this id belongs to you. */
+            404: components["responses"]["NotFound"];
+            /** @description The transaction is not `PENDING` (held) any more (captured, voided, refunded), or a call with the same `Idempotency-Key` is still running. Nothing changed. */
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    voidTransaction: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes retries safe. Send a unique value per logical operation (a UUID works well): 1-255
+                 *     printable ASCII characters (anything else, or a header sent empty, answers `400`). Spaces
+                 *     and tabs around the value are not part of it: HTTP removes them before the gateway reads
+                 *     the header, so a key sent with spaces around it is the same key as without them. It is
+                 *     scoped to your developer account and remembered for 24 hours. Repeating the same request
+                 *     (same path, same body) with the same key returns the first response again, with
+                 *     `Idempotent-Replayed: true`; the same key with a different request answers `422`; the same
+                 *     key while the first call is still running answers `409` with `Retry-After: 1`. Answers `400` and `5xx` are not
+                 *     remembered, so a corrected or later retry with the same key runs normally.
+                 * @example 0b6f7a52-6c1d-4a3e-8f20-91d4c5e7b8a3
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path: {
+                /**
+                 * @description The transaction's id, the `transactionId` of an approved payment request.
+                 * @example 8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01
+                 */
+                transactionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The transaction, now `CANCELLED`. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Transaction"];
+                };
+            };
+            /** @description `transactionId` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No transaction with this id belongs to you. */
+            404: components["responses"]["NotFound"];
+            /** @description The transaction is not `PENDING` (held) any more (captured, voided, refunded), or a call with the same `Idempotency-Key` is still running. Nothing changed. */
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
