@@ -1222,7 +1222,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -1235,6 +1236,8 @@ export interface webhooks {
                      *           "updatedAt": "2026-11-23T09:12:00.000Z",
                      *           "paymentProvider": "WALLET",
                      *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
+                     *           "refundedAmount": 0,
                      *           "capturedAmount": 10
                      *         }
                      *       }
@@ -1322,7 +1325,8 @@ export interface webhooks {
                      *           "metadata": {
                      *             "customer": "42"
                      *           },
-                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA"
+                     *           "paymentUrl": "https://pay.example.com/pay/q7Hc2LmX9vRt4WbN8yKd1ZpA",
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA"
                      *         },
                      *         "transaction": {
                      *           "id": "8d2e6f1a-4c3b-4f7e-9b10-5a6c7d8e9f01",
@@ -1335,6 +1339,8 @@ export interface webhooks {
                      *           "updatedAt": "2026-11-23T09:12:00.000Z",
                      *           "paymentProvider": "WALLET",
                      *           "paymentReference": "WPAY000000001234-X7K2QD",
+                     *           "consentReceipt": "eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA",
+                     *           "refundedAmount": 0,
                      *           "capturedAmount": null
                      *         }
                      *       }
@@ -1639,6 +1645,7 @@ export interface components {
             metadata: components["schemas"]["Metadata"] | null;
             /** @description The consent receipt once the status is `APPROVED`; `null` before and for any other status. */
             consentReceipt: components["schemas"]["ConsentReceipt"] | null;
+            paymentUrl: components["schemas"]["PaymentUrl"];
         };
         /**
          * ConsentReceipt
@@ -1693,7 +1700,6 @@ export interface components {
                 /** @constant */
                 use: "sig";
             }[];
-            paymentUrl?: components["schemas"]["PaymentUrl"];
         };
         /**
          * Transaction
