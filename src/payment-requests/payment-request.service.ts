@@ -118,38 +118,47 @@ export interface PaymentRequestSearchPage {
 const STATUSES = Object.values(PaymentRequestStatus) as string[];
 
 /**
- * The create's first statement: the transaction's timestamp, the wallet (no row: no such wallet),
- * whether its holder blocked this developer ($3), and, when MAX_PENDING_PER_PAYER ($4) is on, the
- * (developer, wallet) pair's transaction-scoped advisory lock: creates of one developer to one
- * wallet take turns from here to their commit, so the second statement's count (a fresh snapshot,
- * taken after the lock) sees every earlier one.
+ * The create's first statement: the transaction's timestamp, the wallet (no row: no such wallet)
+ * and whether its holder blocked this developer ($3).
  */
 const CREATE_START_SQL = `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId",
        exists (select 1 from merchant_blocks b where b.wallet_id = w.id and b.developer_id = $3::uuid) as blocked
-  from (select) one left join wallets w on w.id = $1
-  left join lateral (select pg_advisory_xact_lock(hashtextextended($3::text || '/' || $1::text, 24)) where $4::int > 0 and w.id is not null) lock on true`;
+  from (select) one left join wallets w on w.id = $1`;
 
 /**
  * The create's second: the request, its first event and the event's webhook deliveries; the values
- * are computed by the create. Only while fewer than MAX_PENDING_PER_PAYER ($15; 0: no limit) of
- * this developer's requests are PENDING with this wallet (`created` 0 otherwise, with the seconds
- * until the oldest of them expires).
+ * are computed by the create. With MAX_PENDING_PER_PAYER ($15; 0: no limit) on and a wallet to
+ * ask, the (developer, wallet) pair's `payer_pending` row is locked first (made when missing;
+ * ON CONFLICT DO UPDATE locks the row even where its WHERE refuses) and the request is written
+ * only while fewer than $15 of the pair's requests are PENDING (`created` 0 otherwise). Creates of
+ * one pair take turns from here to their commit; the row's count is kept by the table's triggers
+ * (migration Migration20261126120000_payer_pending), so this costs the same however many
+ * requests the pair has.
  */
-const CREATE_SQL = `with pending as (
-       select p.expires_at from payment_requests p
-        where $15::int > 0 and p.wallet_id = $3::text and p.developer_id = $2::uuid and p.status = 'PENDING' and p.expires_at > now()
-        order by p.expires_at limit $15::int),
+const CREATE_SQL = `with slot as (
+       insert into payer_pending as s (developer_id, wallet_id, pending)
+       select $2::uuid, $3::text, 0 where $3::text is not null and $15::int > 0
+       on conflict (developer_id, wallet_id) do update set pending = s.pending where s.pending < $15::int
+       returning 1),
      pr as (
        insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
                                      status, created_at, expires_at, updated_at, idempotency_key, reference, metadata,
                                      open_link, capture, code, payment_url)
        select $1::uuid, $2::uuid, $3::text, $4::numeric, $5::text, $6::text, $7::text, 'PENDING', now(), now() + make_interval(secs => $8::int),
               now(), $9::text, $10::text, $11::jsonb, $16::boolean, $17::text, $18::text, $19::text
-        where $15::int = 0 or (select count(*) from pending) < $15::int
+        where $3::text is null or $15::int = 0 or exists (select 1 from slot)
        returning id, developer_id),
      ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}
-select (select count(*) from queued)::int as deliveries, (select count(*) from pr)::int as created,
-       greatest(1, ceil(extract(epoch from ((select min(expires_at) from pending) - now()))))::int as "retryAfter"`;
+select (select count(*) from queued)::int as deliveries, (select count(*) from pr)::int as created`;
+
+/**
+ * A pair at its cap, counted exactly (only then): its PENDING requests not yet overdue, and the
+ * seconds until the oldest of them expires. An overdue one still counts in `payer_pending` until
+ * the sweeper marks it EXPIRED; it does not count here.
+ */
+const LIVE_PENDING_SQL = `select count(*)::int as live,
+       greatest(1, ceil(extract(epoch from (min(expires_at) - now()))))::int as "retryAfter"
+  from payment_requests where wallet_id = $1 and developer_id = $2 and status = 'PENDING' and expires_at > now()`;
 
 /** How an approval was verified, as the approval's transaction sees it (the consent receipt signs it). */
 export interface ApprovalContext {
@@ -294,7 +303,7 @@ export class PaymentRequestService {
       type Start = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null; blocked: boolean };
       // The cap and the block concern a wallet's holder: an open request has none yet.
       const cap = open ? 0 : this.config.maxPendingPerPayer;
-      const [start] = await q<Start>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl, developerId, cap]);
+      const [start] = await q<Start>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl, developerId]);
       if (!start) throw new Error('the create found no transaction timestamp');
       if (!open && start.status === null) throw notFound('Wallet not found');
       if (!open && start.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
@@ -350,17 +359,25 @@ export class PaymentRequestService {
         paymentUrl,
       ];
       // 2nd statement: the request, its event and webhook deliveries (unless the pair is at its cap).
-      let rows: Array<{ deliveries: number; created: number; retryAfter: number | null }>;
-      try {
-        rows = await q('payment_request_create', CREATE_SQL, values);
-      } catch (err) {
-        if ((err as { code?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'payment_requests_idempotency_uq') {
-          throw new AppError('CONFLICT', 'A payment request with this idempotency key already exists');
+      const write = async (values: unknown[]): Promise<{ deliveries: number; created: number } | undefined> => {
+        try {
+          return (await q<{ deliveries: number; created: number }>('payment_request_create', CREATE_SQL, values))[0];
+        } catch (err) {
+          if ((err as { code?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'payment_requests_idempotency_uq') {
+            throw new AppError('CONFLICT', 'A payment request with this idempotency key already exists');
+          }
+          throw err;
         }
-        throw err;
+      };
+      let rows = await write(values);
+      if (rows?.created !== 1) {
+        // At the cap by the count, which still holds overdue requests the sweeper has not marked
+        // yet: those free their place already (the pair's row stays locked by the first try).
+        const [pending] = await q<{ live: number; retryAfter: number | null }>('payment_request_live_pending', LIVE_PENDING_SQL, [walletId, developerId]);
+        if ((pending?.live ?? 0) >= cap) throw new TooManyPendingError(pending?.retryAfter ?? 1);
+        rows = await write(values.with(14, 0));
       }
-      if (rows[0]?.created !== 1) throw new TooManyPendingError(rows[0]?.retryAfter ?? 1);
-      recordWritten(trx, [event], (rows[0]?.deliveries ?? 0) > 0);
+      recordWritten(trx, [event], (rows?.deliveries ?? 0) > 0);
       return pr;
     });
     this.observe('created');

@@ -6,7 +6,7 @@
  * is ever visible to a developer.
  */
 import { factories, gql, http, useTestApp, type TestApp } from '../helpers/app.js';
-import { cancel, requestPayment, statusOf } from '../helpers/payments.js';
+import { approve, cancel, reject, requestPayment, statusOf } from '../helpers/payments.js';
 import { expectError } from '../helpers/expect.js';
 import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
 
@@ -208,6 +208,40 @@ describe('MAX_PENDING_PER_PAYER', () => {
     await app.db.orm.em.fork().execute(`update payment_requests set created_at = now() - interval '2 seconds', updated_at = now() - interval '2 seconds', expires_at = now() - interval '1 second' where id = ?`, [ids[2]]);
     expect((await create(dev.secretKey, user.walletId)).status).toBe(200);
   });
+});
+
+test('payer_pending, the count the cap reads, equals the PENDING requests of each pair through every way out of PENDING and writes outside the doors', async () => {
+  const { f, dev, user } = await setup();
+  const other = await f.user({ balance: 100 });
+  const em = () => app.db.orm.em.fork();
+  /** [wallet, count kept, PENDING requests counted now] of each of the developer's pairs. */
+  const counts = async () =>
+    (
+      await em().execute<Array<{ wallet_id: string; pending: number; truth: number }>>(
+        `select p.wallet_id, p.pending, (select count(*)::int from payment_requests r
+                                          where r.developer_id = p.developer_id and r.wallet_id = p.wallet_id and r.status = 'PENDING') as truth
+           from payer_pending p where p.developer_id = ?`,
+        [dev.developerId],
+      )
+    ).map((r) => [r.wallet_id, r.pending, r.truth]);
+  const ids = [];
+  for (let i = 0; i < CAP; i++) ids.push(await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
+  const theirs = await requestPayment(app.baseUrl, dev.secretKey, other.walletId, 1);
+  expect(await counts()).toEqual(expect.arrayContaining([[user.walletId, CAP, CAP], [other.walletId, 1, 1]]));
+  expect((await approve(app.baseUrl, user.token, ids[0]!)).body.errors).toBeUndefined();
+  expect((await reject(app.baseUrl, user.token, ids[1]!)).body.errors).toBeUndefined();
+  expect((await cancel(app.baseUrl, dev.secretKey, theirs)).status).toBe(200);
+  // Overdue, then swept; and a row written outside the gateway's doors.
+  await em().execute(`update payment_requests set created_at = now() - interval '2 seconds', expires_at = now() - interval '1 second' where id = ?`, [ids[2]]);
+  await app.gateway.services.payments.expireDue(em());
+  await em().execute(
+    `insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at, updated_at)
+     select gen_random_uuid(), developer_id, wallet_id, 1, currency, 'outside', 'y', 'PENDING', now(), now() + interval '1 minute', now() from payment_requests where id = ?`,
+    [ids[0]],
+  );
+  expect(await counts()).toEqual(expect.arrayContaining([[user.walletId, 1, 1], [other.walletId, 0, 0]]));
+  await em().execute(`delete from payment_requests where developer_id = ? and description = 'outside'`, [dev.developerId]);
+  expect(await counts()).toEqual(expect.arrayContaining([[user.walletId, 0, 0], [other.walletId, 0, 0]]));
 });
 
 describeOnServer('the cap under parallel creates', ONE_CONNECTION, () => {

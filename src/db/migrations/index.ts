@@ -13,6 +13,7 @@ import { Migration20261126001000_wallet_pins } from './Migration20261126001000_w
 import { Migration20261126003000_consent_receipts_payer_controls } from './Migration20261126003000_consent_receipts_payer_controls.js';
 import { Migration20261126100000_passkeys } from './Migration20261126100000_passkeys.js';
 import { Migration20261126110000_links_capture } from './Migration20261126110000_links_capture.js';
+import { Migration20261126120000_payer_pending } from './Migration20261126120000_payer_pending.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -31,4 +32,5 @@ export const migrationsList = [
   { name: 'Migration20261126003000_consent_receipts_payer_controls', class: Migration20261126003000_consent_receipts_payer_controls },
   { name: 'Migration20261126100000_passkeys', class: Migration20261126100000_passkeys },
   { name: 'Migration20261126110000_links_capture', class: Migration20261126110000_links_capture },
+  { name: 'Migration20261126120000_payer_pending', class: Migration20261126120000_payer_pending },
 ];
