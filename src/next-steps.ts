@@ -22,7 +22,8 @@ export function nextSteps(url: string, config: Pick<Config, 'appEnv' | 'adminTok
   if (config.appEnv !== 'development') return undefined;
   const base = url.replace(/\/+$/, '');
   return {
-    app: `${base}/app`,
+    // The wallet app on localhost: passkeys need a domain as their relying party, never an IP address.
+    app: `${base.replace(/^http:\/\/(127\.0\.0\.1|\[::1\]|0\.0\.0\.0)(?=[:/]|$)/, 'http://localhost')}/app`,
     docs: `${base}/docs`,
     graphql: `${base}/graphql`,
     // `demo` writes to the same database as this process (DATABASE_URL, else the embedded one).

@@ -7,7 +7,7 @@ const URL = 'http://127.0.0.1:3000';
 test('development: the pages, the demo command and the development admin token', () => {
   const steps = nextSteps(URL, { appEnv: 'development', adminToken: DEV_DEFAULTS.ADMIN_TOKEN })!;
   expect(steps).toEqual({
-    app: `${URL}/app`,
+    app: 'http://localhost:3000/app', // passkeys need a domain, not an IP address
     docs: `${URL}/docs`,
     graphql: `${URL}/graphql`,
     demo: 'npx wallet-gateway demo',
@@ -21,7 +21,7 @@ test('development: the pages, the demo command and the development admin token',
 test('a token set in ADMIN_TOKEN is a secret: never printed, only where it comes from', () => {
   const secret = 'a-token-of-my-own-0123456789';
   const steps = nextSteps(`${URL}/`, { appEnv: 'development', adminToken: secret })!;
-  expect(steps.app).toBe(`${URL}/app`);
+  expect(steps.app).toBe('http://localhost:3000/app');
   expect(JSON.stringify(steps)).not.toContain(secret);
   expect(nextStepsText(steps)).not.toContain(secret);
   expect(steps.adminToken).toMatch(/ADMIN_TOKEN you set/);

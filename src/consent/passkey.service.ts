@@ -219,7 +219,8 @@ export class PasskeyService implements PasskeyAssertionVerifier {
 
   /**
    * Request options for `navigator.credentials.get` that approve one PENDING request of the
-   * caller: `allowCredentials` lists the caller's passkeys (empty when none), user verification
+   * caller, or an open one (a payment link, which the approval binds to the caller's wallet):
+   * `allowCredentials` lists the caller's passkeys (empty when none), user verification
    * is required, and the single-use challenge commits to the request's id, amount, currency and
    * merchant name.
    */
@@ -227,9 +228,9 @@ export class PasskeyService implements PasskeyAssertionVerifier {
     requireUuid(id);
     const [pr] = await em.execute<Array<{ id: string; amount: string; currency: string; merchant_name: string; status: string; overdue: boolean }>>(
       `select pr.id, pr.amount::text as amount, pr.currency, pr.merchant_name, pr.status, ${overdueSql('pr')} as overdue
-         from payment_requests pr join wallets w on w.id = pr.wallet_id
-        where pr.id = ? and w.user_id = ?`,
-      [id, userId],
+         from payment_requests pr join wallets w on w.user_id = ?
+        where pr.id = ? and (pr.wallet_id = w.id or (pr.wallet_id is null and pr.open_link))`,
+      [userId, id],
     );
     if (!pr) throw notFound('Payment request not found');
     if (pr.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');

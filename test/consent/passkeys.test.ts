@@ -4,7 +4,7 @@
  * one (test/helpers/webauthn.ts) with a real P-256 key: every signature here is checked by the
  * gateway as a phone's would be.
  */
-import { useTestApp, gql, type FileFixture, type TestApp } from '../helpers/app.js';
+import { useTestApp, gql, http, type FileFixture, type TestApp } from '../helpers/app.js';
 import { balances, requestPayment, statusOf } from '../helpers/payments.js';
 import { SoftPasskey, type AssertionResponse } from '../helpers/webauthn.js';
 import { UUID_RE } from '../helpers/expect.js';
@@ -285,6 +285,25 @@ describe('approvePaymentRequest(id, verification: { passkey })', () => {
     // The request is no longer PENDING: that is what a second approval of it meets first.
     expect(codeOf(again)).toBe('PAYMENT_REQUEST_NOT_PENDING');
     expect(await balances(app.db, user.walletId, dev.developerId)).toEqual({ wallet: 37.5, developer: 12.5 });
+  });
+
+  test('an open payment link is paid with a passkey like any request: the challenge is served to any user, the approval binds it to the payer', async () => {
+    const payer = await f.user({ balance: 50 });
+    const { passkey } = await enrol(payer);
+    const dev = await f.developer('Till');
+    const link = await http(app.baseUrl, '/api/v1/wallet/payment-links', {
+      token: dev.secretKey,
+      body: { amount: 7.25, description: 'Table 4', merchantName: 'Till Café' },
+    });
+    expect(link.status).toBe(200);
+    const id = link.body.paymentRequestId as string;
+    const ok = await approveWithPasskey(payer, id, passkey.assert(await challengeFor(payer, id)));
+    expect(ok.body.errors).toBeUndefined();
+    expect(ok.body.data.approvePaymentRequest).toMatchObject({ id, status: 'APPROVED' });
+    expect(await balances(app.db, payer.walletId, dev.developerId)).toEqual({ wallet: 42.75, developer: 7.25 });
+    // Bound now: another user gets no challenge for it.
+    const other = await f.user();
+    expect(codeOf(await gql(app.baseUrl, 'mutation($id: ID!) { approvalChallenge(id: $id) }', { id }, other.token))).toBe('NOT_FOUND');
   });
 
   test('an assertion spent on an approval that failed (insufficient funds) cannot be replayed once the wallet can pay: VERIFICATION_FAILED', async () => {
