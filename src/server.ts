@@ -22,8 +22,7 @@ import { answerMalformedRequests, unknownMethods } from './http/protocol.js';
 import type { GatewayState } from './http/state.js';
 import { createApollo, contextError } from './graphql/apollo.js';
 import { graphqlLimits } from './graphql/limits.js';
-import { ExpirySweeper } from './payment-requests/expiry-sweeper.js';
-import { HoldSweeper } from './transactions/hold-sweeper.js';
+import { BatchSweeper } from './background/batch-sweeper.js';
 import { attachGraphqlWs, type GraphqlWs } from './ws/graphql-ws.js';
 import { createDocsRouter } from './openapi/openapi.js';
 import { Maintenance } from './maintenance.js';
@@ -41,9 +40,9 @@ export interface GatewayOptions {
 export interface Gateway {
   readonly server: http.Server;
   readonly services: Services;
-  readonly sweeper: ExpirySweeper;
+  readonly sweeper: BatchSweeper;
   /** Voids holds past HOLD_TTL_HOURS, on the expiry sweeper's interval. */
-  readonly holdSweeper: HoldSweeper;
+  readonly holdSweeper: BatchSweeper;
   readonly maintenance: Maintenance;
   readonly ws: GraphqlWs;
   listen(port?: number, host?: string): Promise<string>;
@@ -62,9 +61,19 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const drain = createHttpDrain(server);
   answerMalformedRequests(server);
   await services.eventHub.start();
-  const sweeper = new ExpirySweeper(services.payments, services.forkEm, config.expirySweepIntervalMs, logger);
+  const sweeper = new BatchSweeper(
+    { what: 'expiry', done: 'expired payment requests', batch: (em, size) => services.payments.expireDue(em, size) },
+    services.forkEm,
+    config.expirySweepIntervalMs,
+    logger,
+  );
   sweeper.start();
-  const holdSweeper = new HoldSweeper(services.transactions, services.forkEm, config.expirySweepIntervalMs, logger);
+  const holdSweeper = new BatchSweeper(
+    { what: 'hold', done: 'voided expired holds', batch: (em, size) => services.transactions.expireHolds(em, size) },
+    services.forkEm,
+    config.expirySweepIntervalMs,
+    logger,
+  );
   holdSweeper.start();
   services.deliveries.start();
   const maintenance = new Maintenance(services.forkEm, logger, config);
