@@ -221,6 +221,10 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
   test('a transaction that commits late with a lower position is still delivered to subscribers', async () => {
     const f = factories(app);
     const dev = await f.developer();
+    // The slow request comes from another developer: a create holds its own (developer, wallet)
+    // pair's payer_pending row to its commit (MAX_PENDING_PER_PAYER), so the same pair's next
+    // create would wait for the slow one instead of racing it.
+    const slowDev = await f.developer();
     const user = await f.user({ balance: 100 });
     const client = wsClient(app.baseUrl, user.token);
     const before = app.gateway.services.eventHub.stats.subscriptions;
@@ -234,7 +238,7 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
     const slow = app.db.orm.em.fork().transactional(async (tem) => {
       const now = new Date();
       const pr = tem.create(PaymentRequest, {
-        developerId: dev.developerId,
+        developerId: slowDev.developerId,
         walletId: user.walletId,
         amount: '1.00',
         currency: 'ETB',

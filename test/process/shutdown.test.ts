@@ -76,7 +76,7 @@ test('a development start ends with one "next steps" line: the pages, the demo c
   expect(steps).toEqual([
     expect.objectContaining({
       level: 30,
-      next: { app: `${baseUrl}/app`, docs: `${baseUrl}/docs`, graphql: `${baseUrl}/graphql`, demo: 'npx wallet-gateway demo', adminToken: expect.any(String) },
+      next: { app: `${baseUrl.replace('127.0.0.1', 'localhost')}/app`, docs: `${baseUrl}/docs`, graphql: `${baseUrl}/graphql`, demo: 'npx wallet-gateway demo', adminToken: expect.any(String) },
     }),
   ]);
 });
