@@ -91,7 +91,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
   });
   const keys = new SecretKeyVerifier(config, forkEm, logger);
-  const transactions = new TransactionService();
+  const transactions = new TransactionService(config.maxAmount);
   const operators = new OperatorService(config, forkEm, logger);
   const secretBox = new SecretBox(config.keySigningSecret);
   const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger, (outcome, result) => metrics.webhookAttempts.inc({ outcome, result }));

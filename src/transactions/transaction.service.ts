@@ -10,9 +10,6 @@ import { writeEvent, writeEvents } from '../events/outbox.js';
 import type { EventType } from '../events/events.js';
 import { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 
-/** Largest refund a single call may ask for (the transaction's own amount bounds it anyway). */
-const MAX_REFUND = 1e12;
-
 const REFERENCE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
 
 /** The random suffix of a payment reference: 6 characters of A-Z 0-9. */
@@ -30,6 +27,12 @@ export interface PaymentRecord extends Movement {
 
 /** Transactions: created for an approved payment, read by their developer, refunded by an operator. */
 export class TransactionService {
+  /**
+   * @param maxAmount MAX_AMOUNT: no payment, so no hold, is larger; a capture above it is a bad
+   * input (400) before any transaction is looked at, whatever state that transaction is in.
+   */
+  constructor(private readonly maxAmount = 1e12) {}
+
   /**
    * Creates the COMPLETED transaction of an approved payment inside the caller's database
    * transaction, with its `WPAY` + 12-digit sequence + `-` + 6 characters reference.
@@ -69,7 +72,7 @@ export class TransactionService {
    */
   async capture(em: EntityManager, developerId: string, id: string, amount?: number | null): Promise<Transaction> {
     requireUuid(id);
-    const requested = amount === undefined || amount === null ? null : parseAmount(amount, MAX_REFUND);
+    const requested = amount === undefined || amount === null ? null : parseAmount(amount, this.maxAmount);
     await em.transactional(async (tem) => {
       const tx = await this.lockHeld(tem, developerId, id, 'captured');
       const [fits] = await tem.execute<Array<{ fits: boolean }>>(`select coalesce(?::numeric, ?::numeric) <= ?::numeric as fits`, [
@@ -171,7 +174,7 @@ export class TransactionService {
    */
   async refund(em: EntityManager, id: string, amount?: number | null): Promise<Transaction> {
     requireUuid(id);
-    const requested = amount === undefined || amount === null ? null : parseAmount(amount, MAX_REFUND);
+    const requested = amount === undefined || amount === null ? null : parseAmount(amount, this.maxAmount);
     await em.transactional(async (tem) => {
       const [tx] = await tem.execute<Array<Omit<Movement, 'transactionId' | 'amount'> & { status: string; remaining: string; fits: boolean }>>(
         `select status, wallet_id as "walletId", developer_id as "developerId", currency,

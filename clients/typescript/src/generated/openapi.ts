@@ -1525,7 +1525,7 @@ export interface components {
          * @description The optional body of a capture; without it (or without `amount`), all that is held is captured.
          */
         Capture: {
-            /** @description How much of the held amount to capture (the rest is released), or `null` for all of it. */
+            /** @description How much of the held amount to capture (the rest is released), or `null` for all of it. At most the held amount, which is itself at most `MAX_AMOUNT` (1,000,000 by default). */
             amount?: number | null;
         };
         /**
