@@ -12,7 +12,7 @@ import { factories, http, startTestApp, TEST_PIN, type TestApp } from '../helper
 import { ROOT } from '../helpers/cli.js';
 import { untilSubscribed } from '../helpers/ws.js';
 import { until } from '../helpers/expect.js';
-import { launchBrowser, phonePage, type PageProblems } from './browser.js';
+import { launchBrowser, payWithPin, phonePage, requestCard, type PageProblems } from './browser.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 /**
@@ -86,15 +86,7 @@ async function requestPayment(app: TestApp, secretKey: string, walletId: string,
   return res.body as { paymentRequestId: string; expiresAt: string };
 }
 
-const card = (page: Page, id: string) => page.locator(`li.request[data-id="${id}"]`);
-
-/** Pay on a card: the Pay button opens the PIN pad; the PIN is typed and confirmed with OK. */
-async function payWithPin(page: Page, id: string, pin = TEST_PIN) {
-  await card(page, id).locator('button.approve').click();
-  await page.locator('#pin-pad').waitFor();
-  for (const digit of pin) await page.locator(`#pin-pad .key[data-key="${digit}"]`).click();
-  await page.locator('#pin-ok').click();
-}
+const card = requestCard;
 
 describe('GET /app in development', () => {
   let app: TestApp;

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { TEST_PIN } from '../helpers/app.js';
 
 /** Debian's Chromium (`apt-get install -y chromium`), or CHROMIUM_PATH. */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -52,4 +53,15 @@ export function artefact(name: string): string {
   const dir = process.env.E2E_ARTEFACTS ?? path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.artefacts/e2e');
   mkdirSync(dir, { recursive: true });
   return path.join(dir, name);
+}
+
+/** A request's card on the /app page. */
+export const requestCard = (page: Page, id: string) => page.locator(`li.request[data-id="${id}"]`);
+
+/** Pay on a card of /app: the Pay button opens the PIN pad; the PIN is typed and confirmed with OK. */
+export async function payWithPin(page: Page, id: string, pin = TEST_PIN): Promise<void> {
+  await requestCard(page, id).locator('button.approve').click();
+  await page.locator('#pin-pad').waitFor();
+  for (const digit of pin) await page.locator(`#pin-pad .key[data-key="${digit}"]`).click();
+  await page.locator('#pin-ok').click();
 }

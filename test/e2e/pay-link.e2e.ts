@@ -5,8 +5,8 @@
  * Every wait is for an element or a state, never a sleep.
  */
 import type { Browser, Page } from 'playwright-core';
-import { TEST_PIN, factories, http, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchBrowser, phonePage, type PageProblems } from './browser.js';
+import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser, payWithPin, phonePage, requestCard, type PageProblems } from './browser.js';
 
 let browser: Browser;
 let app: TestApp;
@@ -23,7 +23,7 @@ afterAll(async () => {
   await app?.close();
 });
 
-const card = (page: Page, id: string) => page.locator(`li.request[data-id="${id}"]`);
+const card = requestCard;
 
 async function link(body: Record<string, unknown> = {}) {
   const res = await http(app.baseUrl, '/api/v1/wallet/payment-links', {
@@ -56,8 +56,7 @@ test('a /pay/{code} link opens the page on the request; the payer pays it with t
   const c = card(page, created.paymentRequestId);
   await c.waitFor();
   expect(await c.innerText()).toContain('Corner Café');
-  await c.locator('input.pin').fill(TEST_PIN);
-  await c.locator('button.approve').click();
+  await payWithPin(page, created.paymentRequestId);
   await c.and(page.locator('[data-status="APPROVED"]')).waitFor();
   const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${created.paymentRequestId}`, { token: dev.secretKey });
   expect(status.body.status).toBe('APPROVED');
@@ -76,8 +75,7 @@ test('a pasted link opens the same card; a MANUAL approval shows the available b
   await page.click('#link-form button[type=submit]');
   const c = card(page, created.paymentRequestId);
   await c.waitFor();
-  await c.locator('input.pin').fill(TEST_PIN);
-  await c.locator('button.approve').click();
+  await payWithPin(page, created.paymentRequestId);
   await c.and(page.locator('[data-status="APPROVED"]')).waitFor();
   await page.locator('#available', { hasText: '70.00' }).waitFor();
   await page.fill('#link-input', 'not a link');
