@@ -19,6 +19,25 @@ const DEFAULT_RETRY_SCHEDULE = [5, 300, 1800, 7200, 18000, 36000, 36000, 43200, 
 const secret = (name: keyof typeof DEV_DEFAULTS) =>
   z.string().refine((v) => v === DEV_DEFAULTS[name] || v.length >= 16, 'must be at least 16 characters');
 
+/** A decimal setting in [min, max] with at most 2 decimal places (an amount, a fee's percent). */
+const twoDecimals = (min: number, max: number) =>
+  z.coerce
+    .number()
+    .min(min)
+    .max(max)
+    .refine((n) => Number(n.toFixed(2)) === n, 'must have at most 2 decimal places');
+
+/** An IANA time zone name (Region/City, or UTC) that this Node's time zone data knows. */
+function isIanaZone(name: string): boolean {
+  if (!/^(UTC|[A-Za-z]+(\/[A-Za-z0-9_+-]+)+)$/.test(name)) return false;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name }).format(0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** PEM blocks of `label` in a value (an environment file may carry the newlines as `\\n`). */
 export function pemBlocks(value: string, label: string): string[] {
   const text = value.replace(/\\n/g, '\n');
@@ -152,6 +171,24 @@ const settings = z.object({
     .default('walletapp://pay/{code}'),
   /** A MANUAL payment's hold is voided by itself after this many hours if not captured (a fraction is allowed, e.g. 0.01 = 36 s, for trials). */
   HOLD_TTL_HOURS: z.coerce.number().positive().max(8760).default(168),
+  /** The fee of a developer without a schedule of its own (`setFeeSchedule`): percent of the gross, 0 to 10, at most 2 decimals. */
+  DEFAULT_FEE_PERCENT: twoDecimals(0, 10).default(0),
+  /** ... plus this fixed amount per payment (at most 2 decimals). A fee is never more than the payment. */
+  DEFAULT_FEE_FIXED: twoDecimals(0, 1e12).default(0),
+  /** The daily payouts' cut-off, HH:MM (24-hour) in SETTLEMENT_TIMEZONE. */
+  PAYOUT_CUTOFF: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day HH:MM, e.g. 00:00 or 17:30')
+    .default('00:00'),
+  /** The time zone of PAYOUT_CUTOFF: an IANA name such as Africa/Addis_Ababa or Europe/Berlin. */
+  SETTLEMENT_TIMEZONE: z
+    .string()
+    .refine(isIanaZone, 'must be an IANA time zone name such as Africa/Addis_Ababa or Europe/Berlin')
+    .default('Africa/Addis_Ababa'),
+  /** A developer's balance in a currency is paid out when it is at least this much. */
+  PAYOUT_MINIMUM: twoDecimals(0.01, 1e12).default(1),
+  /** How often an instance looks whether a cut-off is due (and makes up a missed one); 0: this instance never runs the payout schedule. */
+  PAYOUT_CHECK_INTERVAL_SECONDS: z.coerce.number().int().min(0).max(86_400).default(60),
   /** Failed approval verifications in a row (PIN or passkey) that lock a wallet's approvals (src/consent). */
   PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** How long such a lock lasts. */

@@ -20,13 +20,14 @@ import { PayerControlsResolver } from './consent/payer-controls.resolver.js';
 import { tracing } from './observability/tracing.js';
 import { traceResolvers } from './observability/resolver-spans.js';
 import { ConsentAdminResolver, ConsentResolver } from './consent/consent.resolver.js';
+import { DeveloperFeeGraph, PayoutGraph, PayoutRunResolver, SettlementAdminResolver, SettlementResolver } from './settlement/settlement.resolver.js';
 
 let built: Promise<GraphQLSchema> | undefined;
 
 /** The one GraphQL schema; built once per process (type-graphql metadata is global). */
 export function getSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver, ConsentResolver, ConsentAdminResolver, PayerControlsResolver, PasskeyResolver],
+    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver, ConsentResolver, ConsentAdminResolver, PayerControlsResolver, PasskeyResolver, SettlementResolver, SettlementAdminResolver, PayoutRunResolver, DeveloperFeeGraph, PayoutGraph],
     // type-graphql insists on a PubSub once a subscription exists; ours subscribe through the
     // per-instance EventHub in the context instead, so this one stays unused.
     pubSub: createPubSub(),

@@ -29,6 +29,7 @@ import { Maintenance } from './maintenance.js';
 import { startSandbox } from './sandbox/sandbox.js';
 import { LedgerCheckSchedule } from './ledger/ledger-check-schedule.js';
 import { serveWorkerMetrics } from './observability/cluster-metrics.js';
+import { PayoutSchedule } from './settlement/payout-schedule.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -43,6 +44,8 @@ export interface Gateway {
   readonly sweeper: BatchSweeper;
   /** Voids holds past HOLD_TTL_HOURS, on the expiry sweeper's interval. */
   readonly holdSweeper: BatchSweeper;
+  /** The daily payouts (PAYOUT_CUTOFF in SETTLEMENT_TIMEZONE; PAYOUT_CHECK_INTERVAL_SECONDS=0: not on this instance). */
+  readonly payoutSchedule: PayoutSchedule;
   readonly maintenance: Maintenance;
   readonly ws: GraphqlWs;
   listen(port?: number, host?: string): Promise<string>;
@@ -80,6 +83,13 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   maintenance.start();
   const ledgerChecks = new LedgerCheckSchedule(services.forkEm, config.ledgerCheckIntervalSeconds, logger);
   ledgerChecks.start();
+  const payoutSchedule = new PayoutSchedule(
+    services.payouts,
+    services.forkEm,
+    { time: config.payoutCutoff, zone: config.settlementTimezone, intervalSeconds: config.payoutCheckIntervalSeconds },
+    logger.child({ component: 'payout-schedule' }),
+  );
+  payoutSchedule.start();
   serveWorkerMetrics(services.metrics.registry); // a cluster worker: its metrics go into the cluster's sum
   const sandbox = await startSandbox({ config, services, forkEm: services.forkEm, logger }); // development only
   const validationRules = graphqlLimits(config);
@@ -125,6 +135,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     services,
     sweeper,
     holdSweeper,
+    payoutSchedule,
     maintenance,
     ws,
     listen(port = config.port, host = config.host) {
@@ -142,7 +153,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       // WebSocket is closed with 1001 (going away); then Apollo and the background work stop.
       await Promise.all([drain.close(8000), ws.dispose()]);
       await apollo.stop();
-      await Promise.all([sweeper.stop(), holdSweeper.stop(), maintenance.stop(), ledgerChecks.stop(), sandbox?.stop(), services.deliveries.stop()]);
+      await Promise.all([sweeper.stop(), holdSweeper.stop(), maintenance.stop(), ledgerChecks.stop(), payoutSchedule.stop(), sandbox?.stop(), services.deliveries.stop()]);
       await services.eventHub.close();
     },
   };

@@ -26,6 +26,8 @@ import { PasskeyService } from './consent/passkey.service.js';
 import { ConsentService } from './consent/consent.service.js';
 import { ConsentSigner } from './consent/consent-keys.js';
 import { PayerControls } from './consent/payer-controls.service.js';
+import { SettlementService } from './settlement/settlement.service.js';
+import { PayoutService } from './settlement/payout.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
@@ -62,6 +64,10 @@ export interface Services {
   readonly consentReceipts: ConsentSigner;
   /** The payer's blocks and reports. */
   readonly payerControls: PayerControls;
+  /** Fees, the developer's balance and its balance transactions (the merchant's side of every payment and refund). */
+  readonly settlement: SettlementService;
+  /** Payouts: made by a run, read by their developer, settled by operators. */
+  readonly payouts: PayoutService;
 }
 
 /** Builds the services; nothing is started here (see `eventHub.start()`). */
@@ -91,7 +97,8 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
   });
   const keys = new SecretKeyVerifier(config, forkEm, logger);
-  const transactions = new TransactionService(config.maxAmount);
+  const settlement = new SettlementService(config);
+  const transactions = new TransactionService(config.maxAmount, settlement);
   const operators = new OperatorService(config, forkEm, logger);
   const secretBox = new SecretBox(config.keySigningSecret);
   const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger, (outcome, result) => metrics.webhookAttempts.inc({ outcome, result }));
@@ -112,6 +119,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
     consent,
     consentReceipts,
+    settlement,
   );
   return {
     config,
@@ -134,5 +142,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     passkeys,
     consentReceipts,
     payerControls: new PayerControls(payments),
+    settlement,
+    payouts: new PayoutService(forkEm, config, logger.child({ component: 'payouts' })),
   };
 }

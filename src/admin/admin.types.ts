@@ -108,7 +108,9 @@ export class UserView {
 @ObjectType('DeveloperBalance', { description: "A developer's settlement balance in one currency." })
 export class DeveloperBalanceView {
   @Field(() => String) currency!: string;
-  @Field(() => Float) balance!: number;
+  @Field(() => Float, { description: 'The available balance (as `available`).' }) balance!: number;
+  @Field(() => Float, { description: 'What can be paid out: Σ net of its balance transactions.' }) available!: number;
+  @Field(() => Float, { description: 'What PENDING payouts hold.' }) inPayouts!: number;
 }
 
 @ObjectType('SecretKeyInfo', { description: 'A secret key without its secret (only its id and state).' })
@@ -122,11 +124,16 @@ export class SecretKeyView {
 @ObjectType('LedgerEntry', { description: 'One side of a balance change.' })
 export class LedgerEntryView {
   @Field(() => ID) id!: string;
-  @Field(() => String, { description: 'PAYMENT, REFUND or TOPUP.' }) kind!: string;
+  @Field(() => String, { description: 'PAYMENT, REFUND, TOPUP, FEE, PAYOUT, PAYOUT_PAID, PAYOUT_REVERSAL or ADJUSTMENT.' }) kind!: string;
+  @Field(() => String, {
+    description: "WALLET, DEVELOPER (its available balance), DEVELOPER_PAYOUTS (its money in payouts) or COMPANY (the wallet company's own account).",
+  })
+  account!: string;
   @Field(() => String, { nullable: true, description: 'The wallet side (null for the developer side).' }) walletId!: string | null;
   @Field(() => ID, { nullable: true, description: 'The developer side (null for the wallet side).' }) developerId!: string | null;
   @Field(() => ID, { nullable: true }) transactionId!: string | null;
   @Field(() => ID, { nullable: true }) refundId!: string | null;
+  @Field(() => ID, { nullable: true }) payoutId!: string | null;
   @Field(() => Float, { description: 'Signed: negative leaves the account.' }) amount!: number;
   @Field(() => String) currency!: string;
   @Field(() => Date) createdAt!: Date;
@@ -142,17 +149,25 @@ export class RefundView {
 
 @ObjectType('LedgerMismatch')
 export class LedgerMismatchView {
-  @Field(() => String, { description: 'WALLET or DEVELOPER (balance vs Σ ledger), or HOLD (a wallet\'s held total, as balance, vs the sum of its active holds, as ledgerSum).' }) kind!: string;
-  @Field(() => String, { description: 'The wallet id, or developerId:currency.' }) id!: string;
+  @Field(() => String, {
+    description:
+      "WALLET, DEVELOPER or DEVELOPER_PAYOUTS (an account vs Σ its ledger entries), HOLD (a wallet's held total vs Σ its active holds), BALANCE_TRANSACTIONS (a developer's available balance vs Σ net of its balance transactions), IN_PAYOUTS (its money in payouts vs Σ its PENDING payouts), PAYOUT or PAYOUT_ITEMS (a payout's amount or item count vs Σ net or number of the balance transactions it holds), COMPANY (the wallet company's account vs fees less adjustments) or BOOKS (per currency, Σ of every entry inside the books vs 0).",
+  })
+  kind!: string;
+  @Field(() => String, { description: 'The wallet id, developerId:currency, the payout id, or the currency.' }) id!: string;
   @Field(() => Float) balance!: number;
   @Field(() => Float) ledgerSum!: number;
 }
 
-@ObjectType('LedgerCheck', { description: 'Σ ledger entries = balance, for every wallet and developer balance.' })
+@ObjectType('LedgerCheck', {
+  description:
+    'Σ ledger entries = balance for every wallet and developer account; Σ net of balance transactions = available per developer and currency; Σ items = amount per payout.',
+})
 export class LedgerCheckView {
   @Field(() => Boolean) ok!: boolean;
   @Field(() => Int) checkedWallets!: number;
   @Field(() => Int) checkedDevelopers!: number;
+  @Field(() => Int) checkedPayouts!: number;
   @Field(() => [LedgerMismatchView]) mismatches!: LedgerMismatchView[];
 }
 

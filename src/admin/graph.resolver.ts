@@ -139,10 +139,15 @@ export class DeveloperGraph {
     );
   }
 
-  @FieldResolver(() => [DeveloperBalanceView], { description: 'Settlement balance per currency.' })
+  @FieldResolver(() => [DeveloperBalanceView], { description: 'Settlement balance per currency: available and in payouts.' })
   async balance(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<DeveloperBalanceView[]> {
     return (await loadersOf(ctx).balancesOfDeveloper.load(developer.id)).map((b) =>
-      Object.assign(new DeveloperBalanceView(), { currency: b.currency, balance: toAmountNumber(b.balance) }),
+      Object.assign(new DeveloperBalanceView(), {
+        currency: b.currency,
+        balance: toAmountNumber(b.balance),
+        available: toAmountNumber(b.balance),
+        inPayouts: toAmountNumber(b.inPayouts),
+      }),
     );
   }
 

@@ -17,6 +17,7 @@ export interface DeveloperBalanceRow {
   developerId: string;
   currency: string;
   balance: string;
+  inPayouts: string;
 }
 
 /**
@@ -91,12 +92,12 @@ export function createLoaders(em: EntityManager) {
       return ids.map((id) => rows.filter((r) => r.payment_request_id === id).map((r) => r.payload));
     }),
     balancesOfDeveloper: new DataLoader<string, DeveloperBalanceRow[]>(async (developerIds) => {
-      const rows = await em.execute<Array<{ developer_id: string; currency: string; balance: string }>>(
-        `select developer_id, currency, balance from developer_balances where developer_id = any(array[?]::uuid[]) order by currency`,
+      const rows = await em.execute<Array<{ developer_id: string; currency: string; balance: string; in_payouts: string }>>(
+        `select developer_id, currency, balance, in_payouts from developer_balances where developer_id = any(array[?]::uuid[]) order by currency`,
         [[...developerIds]],
       );
       return developerIds.map((id) =>
-        rows.filter((r) => r.developer_id === id).map((r) => ({ developerId: id, currency: r.currency, balance: r.balance })),
+        rows.filter((r) => r.developer_id === id).map((r) => ({ developerId: id, currency: r.currency, balance: r.balance, inPayouts: r.in_payouts })),
       );
     }),
   };

@@ -35,3 +35,25 @@ export const Audited: MiddlewareFn<Context> = async ({ context: ctx, info, args 
     throw err;
   }
 };
+
+/**
+ * Audits an admin mutation that runs transactions of its own (`runPayouts`: one per payout, as the
+ * schedule does, so that no payout waits for the others to commit): it runs outside any audit
+ * transaction, and its row is written after it with the outcome the caller sees (the rows of
+ * what it made carry their own history: the payouts and their events).
+ */
+export const AuditedOnItsOwn: MiddlewareFn<Context> = async ({ context: ctx, info, args }, next) => {
+  if (info.parentType !== info.schema.getMutationType() || ctx.principal.kind !== 'admin') return next();
+  const entry = { operator: ctx.principal.operator, operation: info.fieldName, args, requestId: ctx.requestId };
+  let result: unknown;
+  try {
+    result = await next();
+  } catch (err) {
+    await ctx.services.audit.record(ctx.em, { ...entry, outcome: describeError(err).code }).catch((auditErr: unknown) => {
+      ctx.log.error({ err: { message: (auditErr as Error).message }, operation: entry.operation }, 'audit row of a failed operation not written');
+    });
+    throw err;
+  }
+  await ctx.services.audit.record(ctx.em, { ...entry, outcome: 'ok' });
+  return result;
+};

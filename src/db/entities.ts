@@ -8,6 +8,7 @@ import { LedgerEntry } from '../ledger/ledger-entry.entity.js';
 import { Operator } from '../operators/operator.entity.js';
 import { AuditEntry } from '../audit/audit-entry.entity.js';
 import { WalletPin } from '../consent/wallet-pin.entity.js';
+import { Payout } from '../settlement/payout.entity.js';
 
 /** Every entity the ORM maps. */
-export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction, Refund, LedgerEntry, Operator, AuditEntry, WalletPin];
+export const entities = [Developer, SecretKey, User, Wallet, PaymentRequest, Transaction, Refund, LedgerEntry, Operator, AuditEntry, WalletPin, Payout];

@@ -76,7 +76,7 @@ export class LedgerCheckSchedule {
       if (result && !result.ok) {
         this.log.error({ mismatches: result.mismatches.length, checkedWallets: result.checkedWallets }, 'ledger check found balances that differ from their ledger');
       } else if (result) {
-        this.log.info({ checkedWallets: result.checkedWallets, checkedDevelopers: result.checkedDevelopers }, 'ledger check passed');
+        this.log.info({ checkedWallets: result.checkedWallets, checkedDevelopers: result.checkedDevelopers, checkedPayouts: result.checkedPayouts }, 'ledger check passed');
       }
       return result;
     } catch (err) {

@@ -7,7 +7,11 @@ export class LedgerEntry {
   id!: string;
 
   @Property({ type: 'text' })
-  kind!: 'PAYMENT' | 'REFUND' | 'TOPUP';
+  kind!: 'PAYMENT' | 'REFUND' | 'TOPUP' | 'FEE' | 'PAYOUT' | 'PAYOUT_PAID' | 'PAYOUT_REVERSAL' | 'ADJUSTMENT';
+
+  /** WALLET, DEVELOPER (its available balance), DEVELOPER_PAYOUTS (its money in payouts) or COMPANY (the wallet company's own account). */
+  @Property({ type: 'text' })
+  account!: 'WALLET' | 'DEVELOPER' | 'DEVELOPER_PAYOUTS' | 'COMPANY';
 
   @Property({ type: 'uuid', nullable: true })
   transactionId!: string | null;
@@ -20,6 +24,10 @@ export class LedgerEntry {
 
   @Property({ type: 'uuid', nullable: true })
   developerId!: string | null;
+
+  /** The payout a PAYOUT, PAYOUT_PAID or PAYOUT_REVERSAL entry moves. */
+  @Property({ type: 'uuid', nullable: true })
+  payoutId!: string | null;
 
   @Property({ type: 'decimal', columnType: 'numeric(18,2)' })
   amount!: string;

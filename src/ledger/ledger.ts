@@ -12,16 +12,34 @@ export interface Movement {
 }
 
 /**
- * A payment, inside the caller's database transaction: debits the wallet only if it is ACTIVE
- * and covers the amount (a conditional update; the CHECK constraint backs it), credits the
- * developer and writes both ledger entries. This module is the only place a balance changes.
+ * The merchant's side of every movement (src/settlement/settlement.service.ts): its available
+ * balance, the fee the wallet company takes, the balance transactions and their ledger entries.
+ * This module moves the wallet's side and calls it, in the same database transaction, whenever
+ * money reaches a merchant or leaves it for a payer.
  */
-export async function movePayment(tem: EntityManager, m: Movement): Promise<void> {
+export interface MerchantSide {
+  /**
+   * `m.amount` (the gross) reached the merchant for transaction `m.transactionId`: the fee is
+   * taken, the net credited, the balance transaction and both sides of each ledger movement written.
+   */
+  creditPayment(tem: EntityManager, m: Movement): Promise<void>;
+  /** A refund of `m.amount` leaves the merchant's available balance (INSUFFICIENT_FUNDS when it does not cover it). */
+  debitRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void>;
+}
+
+/**
+ * A payment, inside the caller's database transaction: debits the wallet only if it is ACTIVE
+ * and covers the amount (a conditional update; the CHECK constraint backs it), writes the wallet's
+ * ledger entry and hands the gross to the merchant's side (fee, net, balance transaction). This
+ * module and `merchant` (src/settlement) are the only places a balance changes.
+ */
+export async function movePayment(tem: EntityManager, m: Movement, merchant: MerchantSide): Promise<void> {
   if (!(await debitWallet(tem, m))) {
     await requireSpendable(tem, m);
     if (!(await debitWallet(tem, m))) throw new Error('the locked wallet refused a debit it covers');
   }
-  await creditDeveloper(tem, m);
+  await writeWalletEntry(tem, 'PAYMENT', m, '-');
+  await merchant.creditPayment(tem, m);
 }
 
 /**
@@ -40,16 +58,6 @@ async function requireSpendable(tem: EntityManager, m: Movement): Promise<void> 
   if (!wallet) throw notFound('Wallet not found');
   if (wallet.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
   if (!wallet.covers) throw new AppError('INSUFFICIENT_FUNDS', 'Insufficient funds');
-}
-
-/** The developer's side of a payment: its settlement balance credited, and both ledger entries. */
-async function creditDeveloper(tem: EntityManager, m: Movement): Promise<void> {
-  await tem.execute(
-    `insert into developer_balances (developer_id, currency, balance) values (?, ?, ?::numeric)
-     on conflict (developer_id, currency) do update set balance = developer_balances.balance + excluded.balance`,
-    [m.developerId, m.currency, m.amount],
-  );
-  await writeEntries(tem, 'PAYMENT', m, true);
 }
 
 /**
@@ -73,18 +81,19 @@ export async function placeHold(tem: EntityManager, m: Movement): Promise<void> 
 
 /**
  * A capture of (part of) a hold, inside the caller's database transaction: the whole hold
- * (`held`) is released and `m.amount` (at most `held`) is debited from the wallet and credited to
- * the developer, with both ledger entries. The wallet's status does not matter: the money was
- * reserved while it was ACTIVE.
+ * (`held`) is released and `m.amount` (at most `held`) is debited from the wallet and handed to
+ * the merchant's side (its fee is taken on the captured amount), with the ledger entries. The
+ * wallet's status does not matter: the money was reserved while it was ACTIVE.
  */
-export async function captureHold(tem: EntityManager, m: Movement, held: string): Promise<void> {
+export async function captureHold(tem: EntityManager, m: Movement, held: string, merchant: MerchantSide): Promise<void> {
   const debited = await tem.execute<unknown[]>(
     `update wallets set balance = balance - ?::numeric, held = held - ?::numeric, updated_at = now()
       where id = ? and held >= ?::numeric and ?::numeric <= ?::numeric returning id`,
     [m.amount, held, m.walletId, held, m.amount, held],
   );
   if (debited.length === 0) throw new Error(`wallet ${m.walletId} does not hold ${held}`);
-  await creditDeveloper(tem, m);
+  await writeWalletEntry(tem, 'PAYMENT', m, '-');
+  await merchant.creditPayment(tem, m);
 }
 
 /** Gives a hold back (a void, or a hold past HOLD_TTL_HOURS), inside the caller's database transaction. */
@@ -97,20 +106,16 @@ export async function releaseHold(tem: EntityManager, walletId: string, held: st
 }
 
 /**
- * The reverse of (part of) a payment: the wallet is credited back and the developer debited,
- * only if its settlement balance covers it (else everything rolls back); both sides are written
- * to the ledger under the refund. Wallet first, then developer, as in a payment: transactions
- * that lock the same rows in the same order cannot deadlock.
+ * The reverse of (part of) a payment: the wallet is credited back the gross and the merchant's
+ * side debited, only if its available balance covers it (else INSUFFICIENT_FUNDS and everything
+ * rolls back; the fee taken at payment is not returned); both sides are written to the ledger
+ * under the refund. Wallet first, then developer, as in a payment: transactions that lock the
+ * same rows in the same order cannot deadlock.
  */
-export async function moveRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void> {
+export async function moveRefund(tem: EntityManager, m: Movement & { refundId: string }, merchant: MerchantSide): Promise<void> {
   await tem.execute(`update wallets set balance = balance + ?::numeric, updated_at = now() where id = ?`, [m.amount, m.walletId]);
-  const debited: unknown[] = await tem.execute(
-    `update developer_balances set balance = balance - ?::numeric
-      where developer_id = ? and currency = ? and balance >= ?::numeric returning developer_id`,
-    [m.amount, m.developerId, m.currency, m.amount],
-  );
-  if (debited.length === 0) throw new AppError('INSUFFICIENT_FUNDS', 'Developer settlement balance does not cover the refund');
-  await writeEntries(tem, 'REFUND', m, false, m.refundId);
+  await writeWalletEntry(tem, 'REFUND', m, '', m.refundId);
+  await merchant.debitRefund(tem, m);
 }
 
 /**
@@ -126,13 +131,12 @@ async function debitWallet(tem: EntityManager, m: Movement): Promise<boolean> {
   return debited.length > 0;
 }
 
-/** One entry per side: the wallet's and the developer's, with opposite signs. */
-async function writeEntries(tem: EntityManager, kind: 'PAYMENT' | 'REFUND', m: Movement, walletPays: boolean, refundId: string | null = null): Promise<void> {
-  const [walletSign, developerSign] = walletPays ? ['-', ''] : ['', '-'];
+/** The wallet's side of a payment (`-`: the wallet pays) or a refund (`''`: it is paid back); the merchant's side writes the other. */
+async function writeWalletEntry(tem: EntityManager, kind: 'PAYMENT' | 'REFUND', m: Movement, sign: '-' | '', refundId: string | null = null): Promise<void> {
   await tem.execute(
-    `insert into ledger_entries (kind, transaction_id, refund_id, wallet_id, developer_id, amount, currency)
-     values (?, ?, ?, ?, null, ${walletSign}?::numeric, ?), (?, ?, ?, null, ?, ${developerSign}?::numeric, ?)`,
-    [kind, m.transactionId, refundId, m.walletId, m.amount, m.currency, kind, m.transactionId, refundId, m.developerId, m.amount, m.currency],
+    `insert into ledger_entries (kind, account, transaction_id, refund_id, wallet_id, amount, currency)
+     values (?, 'WALLET', ?, ?, ?, ${sign}?::numeric, ?)`,
+    [kind, m.transactionId, refundId, m.walletId, m.amount, m.currency],
   );
 }
 
@@ -145,7 +149,7 @@ export async function recordTopUp(tem: EntityManager, walletId: string, amount: 
   const wallet = rows[0];
   if (!wallet) throw notFound('Wallet not found');
   await tem.execute(
-    `insert into ledger_entries (kind, wallet_id, amount, currency) values ('TOPUP', ?, ?::numeric, ?)`,
+    `insert into ledger_entries (kind, account, wallet_id, amount, currency) values ('TOPUP', 'WALLET', ?, ?::numeric, ?)`,
     [walletId, amount, wallet.currency],
   );
 }

@@ -7,7 +7,7 @@ import type { EventType } from '../events/events.js';
 import { firstEvent, firstEventSql, recordWritten, writeEvent, writeEvents } from '../events/outbox.js';
 import { parseMerchantFields } from './merchant-fields.js';
 import { Transaction } from '../transactions/transaction.entity.js';
-import { movePayment, placeHold } from '../ledger/ledger.js';
+import { movePayment, placeHold, type MerchantSide } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
 import { raw, type FilterQuery } from '@mikro-orm/core';
 import { CaptureMode, PaymentRequest, PaymentRequestStatus, effectiveStatusSql, newPaymentCode, overdueSql } from './payment-request.entity.js';
@@ -234,6 +234,8 @@ export class PaymentRequestService {
     private readonly consent?: ConsentService,
     /** Signs each approval's consent receipt. */
     private readonly receipts?: ConsentSigner,
+    /** The merchant's side of an approval's money (its fee, balance and balance transaction: src/settlement). */
+    private readonly merchant?: MerchantSide,
   ) {}
 
   /**
@@ -688,8 +690,9 @@ export class PaymentRequestService {
           await this.transactions.createHeld(tem, record, this.config.holdTtlHours);
           await placeHold(tem, movement);
         } else {
+          if (!this.merchant) throw new Error('PaymentRequestService: approvals need the merchant side (src/settlement)');
           await this.transactions.createForPayment(tem, record);
-          await movePayment(tem, movement);
+          await movePayment(tem, movement, this.merchant);
         }
       }
       const transaction = transactionId ? await tem.findOneOrFail(Transaction, { id: transactionId }) : undefined;

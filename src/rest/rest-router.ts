@@ -81,7 +81,7 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       const principal = context.principal;
       if (header === undefined || principal.kind !== 'developer') {
         const response = await run(ctx, context, body, null);
-        if (route.reply && response.status === 200) await route.reply(ctx, response.body);
+        if (route.reply && response.status === 200) await route.reply(ctx, response.body, context);
         else send(ctx, response);
         return;
       }

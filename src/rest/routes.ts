@@ -1,7 +1,10 @@
 import { PAYMENT_REQUEST_STATUS_FIELDS } from '../payment-requests/payment-request.types.js';
 import { TRANSACTION_FIELDS } from '../transactions/transaction.types.js';
 import type { Context as KoaContext } from 'koa';
+import type { Context } from '../context.js';
+import { BALANCE_TRANSACTION_FIELDS, PAYOUT_FIELDS } from '../settlement/settlement.types.js';
 import { replyWithQrCode } from './qr-reply.js';
+import { replyWithPayoutReport } from './csv-reply.js';
 
 /** A parsed query string: a repeated parameter arrives as a list. */
 export type QueryParams = Record<string, string | string[] | undefined>;
@@ -19,9 +22,10 @@ export interface RestRoute {
   readonly optionalBody?: boolean;
   /**
    * How a successful answer is sent when it is not the root field as JSON (GET routes only): the
-   * QR route draws its `paymentUrl` as an image. Errors are the Error body as on every route.
+   * QR route draws its `paymentUrl` as an image, the payout report streams CSV (with the
+   * operation's context: who asked, its EntityManager). Errors are the Error body as on every route.
    */
-  readonly reply?: (ctx: KoaContext, value: unknown) => Promise<void>;
+  readonly reply?: (ctx: KoaContext, value: unknown, context: Context) => Promise<void>;
   /**
    * POST routes whose operation writes with `runInTransaction` (src/db/prepared.ts): the door runs
    * it inside a transaction of its own with the Idempotency-Key's claim and record, one commit
@@ -52,6 +56,7 @@ const EVENT_DETAIL_FIELDS = `${EVENT_FIELDS} deliveries { endpointId status atte
   attempts { endpointId attemptedAt httpStatus error durationMs }`;
 
 const PAYMENT_REQUEST_FIELDS = PAYMENT_REQUEST_STATUS_FIELDS.join(' ');
+const PAYOUT_BODY = PAYOUT_FIELDS.join(' ');
 
 /** The REST surface of /api/v1 (SPEC §7). */
 export const REST_ROUTES: readonly RestRoute[] = [
@@ -147,6 +152,63 @@ export const REST_ROUTES: readonly RestRoute[] = [
       after: one(query.after),
       limit: integer(query.limit),
     }),
+  },
+  {
+    method: 'GET',
+    path: '/balance',
+    body: false,
+    operation: `query Balance { balance { balances { currency available inPayouts } } }`,
+    variables: () => ({}),
+  },
+  {
+    method: 'GET',
+    path: '/balance-transactions',
+    body: false,
+    operation: `query BalanceTransactions($type: String, $payoutId: ID, $createdFrom: String, $createdTo: String, $after: String, $limit: Int) {
+      balanceTransactions(type: $type, payoutId: $payoutId, createdFrom: $createdFrom, createdTo: $createdTo, after: $after, limit: $limit) {
+        data { ${BALANCE_TRANSACTION_FIELDS.join(' ')} } hasMore nextAfter
+      }
+    }`,
+    variables: (_params, _body, _key, query = {}) => ({
+      type: one(query.type),
+      payoutId: one(query.payoutId),
+      createdFrom: one(query.createdFrom),
+      createdTo: one(query.createdTo),
+      after: one(query.after),
+      limit: integer(query.limit),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/payouts',
+    body: false,
+    operation: `query Payouts($status: String, $createdFrom: String, $createdTo: String, $after: String, $limit: Int) {
+      searchPayouts(status: $status, createdFrom: $createdFrom, createdTo: $createdTo, after: $after, limit: $limit) {
+        data { ${PAYOUT_BODY} } hasMore nextAfter
+      }
+    }`,
+    variables: (_params, _body, _key, query = {}) => ({
+      status: one(query.status),
+      createdFrom: one(query.createdFrom),
+      createdTo: one(query.createdTo),
+      after: one(query.after),
+      limit: integer(query.limit),
+    }),
+  },
+  {
+    method: 'GET',
+    path: '/payouts/:payoutId',
+    body: false,
+    operation: `query Payout($id: ID!) { payout(id: $id) { ${PAYOUT_BODY} } }`,
+    variables: (params) => ({ id: params.payoutId }),
+  },
+  {
+    method: 'GET',
+    path: '/payouts/:payoutId/report',
+    body: false,
+    operation: `query PayoutReport($id: ID!) { payout(id: $id) { id } }`,
+    variables: (params) => ({ id: params.payoutId }),
+    reply: replyWithPayoutReport,
   },
   {
     method: 'POST',

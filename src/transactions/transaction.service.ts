@@ -3,7 +3,7 @@ import { randomInt, randomUUID } from 'node:crypto';
 import { parseAmount } from '../money.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
-import { captureHold, moveRefund, releaseHold, type Movement } from '../ledger/ledger.js';
+import { captureHold, moveRefund, releaseHold, type MerchantSide, type Movement } from '../ledger/ledger.js';
 import { Transaction, type TransactionStatus } from './transaction.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { writeEvent, writeEvents } from '../events/outbox.js';
@@ -30,8 +30,12 @@ export class TransactionService {
   /**
    * @param maxAmount MAX_AMOUNT: no payment, so no hold, is larger; a capture above it is a bad
    * input (400) before any transaction is looked at, whatever state that transaction is in.
+   * @param merchant The merchant's side of captures and refunds (fee, balance, balance transactions: src/settlement).
    */
-  constructor(private readonly maxAmount = 1e12) {}
+  constructor(
+    private readonly maxAmount: number,
+    private readonly merchant: MerchantSide,
+  ) {}
 
   /**
    * Creates the COMPLETED transaction of an approved payment inside the caller's database
@@ -83,7 +87,7 @@ export class TransactionService {
       if (!fits!.fits) throw badInput(`amount must be at most the held amount (${tx.held})`);
       const captured = requested ?? tx.held;
       await tem.execute(`update transactions set status = 'COMPLETED', captured_amount = ?::numeric, updated_at = now() where id = ?`, [captured, id]);
-      await captureHold(tem, { transactionId: id, walletId: tx.walletId, developerId, amount: captured, currency: tx.currency }, tx.held);
+      await captureHold(tem, { transactionId: id, walletId: tx.walletId, developerId, amount: captured, currency: tx.currency }, tx.held, this.merchant);
       await this.writeTransactionEvent(tem, 'transaction.captured', id);
     });
     return em.findOneOrFail(Transaction, { id }, { refresh: true });
@@ -203,7 +207,11 @@ export class TransactionService {
         refundAmount,
         tx.currency,
       ]);
-      await moveRefund(tem, { transactionId: id, refundId, walletId: tx.walletId, developerId: tx.developerId, amount: refundAmount, currency: tx.currency });
+      await moveRefund(
+        tem,
+        { transactionId: id, refundId, walletId: tx.walletId, developerId: tx.developerId, amount: refundAmount, currency: tx.currency },
+        this.merchant,
+      );
       const refunded = await tem.findOneOrFail(Transaction, { id }, { refresh: true });
       const paymentRequest = await tem.findOneOrFail(PaymentRequest, { id: refunded.paymentRequestId });
       await writeEvent(tem, { type: 'transaction.refunded', paymentRequest, transaction: refunded });

@@ -47,6 +47,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // The scripted test wallets (src/sandbox) only where a test asks for them: they add users,
     // wallets and hub subscriptions that other suites count.
     SANDBOX_TEST_WALLETS: 'false',
+    // No payout schedule in the background: a cut-off passing mid-test would move balances other
+    // suites count; test/settlement runs it where it tests it.
+    PAYOUT_CHECK_INTERVAL_SECONDS: '0',
     // Production names its passkeys' relying party (development defaults to localhost).
     ...(env.APP_ENV === 'production' ? PRODUCTION_RELYING_PARTY : {}),
     // PIN hashes at scrypt's cheapest accepted cost (N = 2^10): the suites create thousands of

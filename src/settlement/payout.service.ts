@@ -1,0 +1,364 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { FilterQuery } from '@mikro-orm/core';
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { AppError, badInput, notFound } from '../errors.js';
+import { requireUuid } from '../uuid.js';
+import { parseIsoTime } from '../iso-time.js';
+import { paginate, type Page } from '../db/pagination.js';
+import { Payout, PayoutStatus } from './payout.entity.js';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, requireNote, type ListPage } from './settlement.service.js';
+import { writePayoutEvent } from './payout-events.js';
+import { csvLine, REPORT_HEADER } from './report.js';
+
+/*
+ * Payouts (SPEC §16): a developer's available balance in a currency, as the balance transactions
+ * of a period add up, leaves `available` for `inPayouts` (a `payout` balance transaction), then an
+ * operator marks it PAID (the money left for the bank) or FAILED (a `payout_reversal` brings it
+ * back to available).
+ *
+ * A payout holds the entries of its developer and currency made in [periodStart, periodEnd),
+ * `periodEnd` being the cut-off and `periodStart` the previous payout's cut-off (or the first
+ * entry's time): periods are contiguous and never overlap, so which payout holds an entry follows
+ * from its time, and making a payout writes a handful of rows however many entries it holds.
+ * That an entry dated before a cut-off can no longer appear once the payout is made is the
+ * writers' rule (src/settlement/settlement.service.ts: every entry is dated after its writer took
+ * the developer's balance row) plus the barrier here: before a payout is made, a statement waits
+ * for that row, so every writer that dated an entry before the cut-off has finished.
+ *
+ * "Never twice" is the database's: `payout_accounts.paid_out_until` moves only forward (a
+ * conditional update under the row's lock) and (developer, currency, periodEnd) is unique. So any
+ * number of instances may run the schedule at once; each payout is one transaction.
+ */
+
+/** Filters of a developer's payout list (GET /payouts). */
+export interface PayoutSearch {
+  status?: string | null | undefined;
+  /** ISO 8601: made at or after. */
+  createdFrom?: string | null | undefined;
+  /** ISO 8601: made before. */
+  createdTo?: string | null | undefined;
+}
+
+/** What one run at a cut-off did. */
+export interface PayoutRunResult {
+  made: number;
+  /** (developer, currency) pairs whose payout failed (logged; the next run tries again). */
+  failed: number;
+}
+
+const STATUSES = Object.values(PayoutStatus) as string[];
+
+/** Pairs looked at per query of a run (a run's memory does not grow with the number of developers). */
+const CANDIDATE_BATCH = 200;
+/** Report lines read per query. */
+export const REPORT_PAGE = 2000;
+
+/**
+ * The (developer, currency) pairs that may have a payout at cut-off $2: available at least the
+ * minimum ($1), not yet paid out through $2, with an entry in the open period before $2; after the
+ * pair ($3, $4), in order.
+ */
+const CANDIDATES_SQL = `select b.developer_id as "developerId", b.currency
+  from developer_balances b
+  left join payout_accounts pa on pa.developer_id = b.developer_id and pa.currency = b.currency
+ where b.balance >= ?::numeric
+   and (pa.paid_out_until is null or pa.paid_out_until < ?::timestamptz)
+   and exists (select 1 from balance_transactions t
+                where t.developer_id = b.developer_id and t.currency = b.currency and t.type <> 'payout'
+                  and t.created_at >= coalesce(pa.paid_out_until, '-infinity') and t.created_at < ?::timestamptz)
+   and (b.developer_id, b.currency) > (?::uuid, ?::bpchar)
+ order by b.developer_id, b.currency
+ limit ?`;
+
+/**
+ * The payout itself, in one statement: available → in payouts (only while available covers it;
+ * the balance row's lock first), the payout dated after that lock, its `payout` balance
+ * transaction, both ledger entries (DEVELOPER → DEVELOPER_PAYOUTS), and the account's cut-off moved
+ * forward (never back, never to the same one). No row when available no longer covers it.
+ */
+const MAKE_PAYOUT_SQL = `with bal as (
+       update developer_balances set balance = balance - ?::numeric, in_payouts = in_payouts + ?::numeric
+        where developer_id = ?::uuid and currency = ?::bpchar and balance >= ?::numeric
+       returning clock_timestamp() as at),
+     p as (
+       insert into payouts (id, developer_id, currency, status, amount, item_count, period_start, period_end, created_at)
+       select ?::uuid, ?::uuid, ?::bpchar, 'PENDING', ?::numeric, ?::int, ?::timestamptz, ?::timestamptz, bal.at from bal
+       returning *),
+     bt as (
+       insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, payout_id, created_at)
+       select ?::uuid, p.developer_id, 'payout', -p.amount, 0, -p.amount, p.currency, p.id, p.created_at from p
+       returning 1),
+     le as (
+       insert into ledger_entries (kind, account, developer_id, amount, currency, payout_id)
+       select 'PAYOUT', 'DEVELOPER', p.developer_id, -p.amount, p.currency, p.id from p
+       union all select 'PAYOUT', 'DEVELOPER_PAYOUTS', p.developer_id, p.amount, p.currency, p.id from p
+       returning 1),
+     moved as (
+       update payout_accounts set paid_out_until = ?::timestamptz
+        where developer_id = ?::uuid and currency = ?::bpchar and (paid_out_until is null or paid_out_until < ?::timestamptz)
+          and exists (select 1 from p)
+       returning 1)
+select p.*, (select count(*) from bt)::int as "entriesWritten", (select count(*) from le)::int as "ledgerWritten",
+       (select count(*) from moved)::int as moved
+  from p`;
+
+/** PENDING → PAID: the money leaves the developer's payouts account for its bank (the ledger's boundary, as a top-up is). */
+const MARK_PAID_SQL = `with p as (
+       update payouts set status = 'PAID', paid_at = now(), bank_reference = ?::text where id = ?::uuid and status = 'PENDING'
+       returning *),
+     bal as (
+       update developer_balances b set in_payouts = b.in_payouts - p.amount from p
+        where b.developer_id = p.developer_id and b.currency = p.currency
+       returning 1),
+     le as (
+       insert into ledger_entries (kind, account, developer_id, amount, currency, payout_id)
+       select 'PAYOUT_PAID', 'DEVELOPER_PAYOUTS', p.developer_id, -p.amount, p.currency, p.id from p
+       returning 1)
+select p.*, (select count(*) from bal)::int as moved from p`;
+
+/** PENDING → FAILED: its amount back to available as a `payout_reversal` (dated after the balance row's lock). */
+const MARK_FAILED_SQL = `with p as (
+       update payouts set status = 'FAILED', failed_at = now(), failure_reason = ?::text where id = ?::uuid and status = 'PENDING'
+       returning *),
+     bal as (
+       update developer_balances b set in_payouts = b.in_payouts - p.amount, balance = b.balance + p.amount from p
+        where b.developer_id = p.developer_id and b.currency = p.currency
+       returning clock_timestamp() as at),
+     bt as (
+       insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, reference, payout_id, created_at)
+       select ?::uuid, p.developer_id, 'payout_reversal', p.amount, 0, p.amount, p.currency, p.id::text, p.id, bal.at from p, bal
+       returning 1),
+     le as (
+       insert into ledger_entries (kind, account, developer_id, amount, currency, payout_id)
+       select 'PAYOUT_REVERSAL', 'DEVELOPER_PAYOUTS', p.developer_id, -p.amount, p.currency, p.id from p
+       union all select 'PAYOUT_REVERSAL', 'DEVELOPER', p.developer_id, p.amount, p.currency, p.id from p
+       returning 1)
+select p.*, (select count(*) from bt)::int as moved from p`;
+
+/** One page of a payout's report: its items after the entry $2 (none: from the first), oldest first. */
+const REPORT_PAGE_SQL = `select bt.id, bt.type, bt.created_at as "createdAt", bt.transaction_id as "transactionId",
+       bt.payment_request_id as "paymentRequestId", bt.reference, bt.currency, bt.amount::text as amount, bt.fee::text as fee,
+       bt.net::text as net, pr.consent_receipt as "consentReceipt"
+  from payouts p
+  join balance_transactions bt
+    on bt.developer_id = p.developer_id and bt.currency = p.currency
+   and bt.created_at >= p.period_start and bt.created_at < p.period_end and bt.type <> 'payout'
+  left join payment_requests pr on pr.id = bt.payment_request_id
+ where p.id = ?::uuid and p.developer_id = ?::uuid
+   and (?::uuid is null or (bt.created_at, bt.id) > (select c.created_at, c.id from balance_transactions c where c.id = ?::uuid))
+ order by bt.created_at, bt.id
+ limit ?`;
+
+/** Payouts: made by a run (the schedule or an operator's `runPayouts`), read by their developer, settled by an operator. */
+export class PayoutService {
+  constructor(
+    /** A fresh EntityManager: each payout is a transaction of its own. */
+    private readonly forkEm: () => EntityManager,
+    private readonly settings: { payoutMinimum: number },
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Makes the payouts due at `cutoff` (an instant, by the database's clock already past): one per
+   * developer and currency whose entries of the open period before it add up to at least
+   * PAYOUT_MINIMUM and to no more than its available balance (after a refund made since the
+   * cut-off, the payout waits for the next one). Each in a transaction of its own; a pair that
+   * fails is logged and counted, and the others go on.
+   */
+  async run(cutoff: string): Promise<PayoutRunResult> {
+    const minimum = this.settings.payoutMinimum.toFixed(2);
+    const result: PayoutRunResult = { made: 0, failed: 0 };
+    let after: { developerId: string; currency: string } = { developerId: '00000000-0000-0000-0000-000000000000', currency: '' };
+    for (;;) {
+      const pairs = await this.forkEm().execute<Array<{ developerId: string; currency: string }>>(CANDIDATES_SQL, [
+        minimum,
+        cutoff,
+        cutoff,
+        after.developerId,
+        after.currency,
+        CANDIDATE_BATCH,
+      ]);
+      for (const pair of pairs) {
+        try {
+          if (await this.makePayout(pair.developerId, pair.currency, cutoff)) result.made++;
+        } catch (err) {
+          result.failed++;
+          this.log.error({ err: { message: (err as Error).message, code: (err as { code?: string }).code }, developerId: pair.developerId, currency: pair.currency, cutoff }, 'payout failed; the next run tries again');
+        }
+      }
+      if (pairs.length < CANDIDATE_BATCH) return result;
+      after = pairs.at(-1)!;
+    }
+  }
+
+  /** `runPayouts`: the payouts due now, with now (the database's clock) as the cut-off. Returns how many were made. */
+  async runNow(): Promise<number> {
+    const [row] = await this.forkEm().execute<Array<{ now: string }>>('select clock_timestamp()::text as now');
+    const { made, failed } = await this.run(row!.now);
+    if (failed > 0) throw new AppError('SERVICE_UNAVAILABLE', `${made} payouts made; ${failed} could not be made now and will be tried at the next run`);
+    return made;
+  }
+
+  /**
+   * The payout of one developer and currency at `cutoff`, or null when none is due (paid out
+   * through it already, nothing in the period, under the minimum, or more than available). First
+   * the barrier (its own statement, committed at once: a payment of this developer waits at most
+   * for that statement), then one transaction: the account row locked, the period summed, the
+   * payout written (MAKE_PAYOUT_SQL) with its event.
+   */
+  async makePayout(developerId: string, currency: string, cutoff: string): Promise<Payout | null> {
+    const [barrier] = await this.forkEm().execute<Array<{ due: boolean }>>(
+      `select clock_timestamp() >= ?::timestamptz as due from developer_balances where developer_id = ? and currency = ? for share`,
+      [cutoff, developerId, currency],
+    );
+    if (!barrier?.due) return null;
+    return this.forkEm().transactional(async (tem) => {
+      // Summing a large period (1,000,000 entries: bench/payouts.mjs) may take longer than a request's statement may.
+      await tem.execute(`set local statement_timeout = '10min'`);
+      await tem.execute('insert into payout_accounts (developer_id, currency) values (?, ?) on conflict do nothing', [developerId, currency]);
+      const [account] = await tem.execute<Array<{ paidOutUntil: string | null; done: boolean }>>(
+        `select paid_out_until::text as "paidOutUntil", coalesce(paid_out_until >= ?::timestamptz, false) as done
+           from payout_accounts where developer_id = ? and currency = ? for update`,
+        [cutoff, developerId, currency],
+      );
+      if (!account || account.done) return null;
+      const [period] = await tem.execute<Array<{ amount: string; count: number; first: string | null; payable: boolean }>>(
+        `select coalesce(sum(net), 0)::text as amount, count(*)::int as count, min(created_at)::text as first,
+                coalesce(sum(net), 0) >= ?::numeric
+                  and coalesce(sum(net), 0) <= (select balance from developer_balances where developer_id = ? and currency = ?) as payable
+           from balance_transactions
+          where developer_id = ? and currency = ? and type <> 'payout'
+            and created_at >= coalesce(?::timestamptz, '-infinity') and created_at < ?::timestamptz`,
+        [this.settings.payoutMinimum.toFixed(2), developerId, currency, developerId, currency, account.paidOutUntil, cutoff],
+      );
+      if (!period || period.count === 0 || !period.payable) return null;
+      const id = randomUUID();
+      const [row] = await tem.execute<Array<Record<string, unknown> & { entriesWritten: number; ledgerWritten: number; moved: number }>>(MAKE_PAYOUT_SQL, [
+        period.amount,
+        period.amount,
+        developerId,
+        currency,
+        period.amount,
+        id,
+        developerId,
+        currency,
+        period.amount,
+        period.count,
+        account.paidOutUntil ?? period.first,
+        cutoff,
+        randomUUID(),
+        cutoff,
+        developerId,
+        currency,
+        cutoff,
+      ]);
+      if (!row) return null; // a refund since the sum left less available: the next run pays it
+      if (row.entriesWritten !== 1 || row.ledgerWritten !== 2 || row.moved !== 1) throw new Error(`payout ${id} was not written whole`);
+      const payout = tem.map(Payout, row);
+      await writePayoutEvent(tem, 'payout.created', payout);
+      return payout;
+    });
+  }
+
+  /** An operator marks a PENDING payout PAID with the bank's reference (NOT_FOUND; CONFLICT when it is not PENDING). */
+  async markPaid(em: EntityManager, id: string, bankReference: string): Promise<Payout> {
+    requireUuid(id);
+    const reference = requireNote(bankReference, 'bankReference', 200);
+    return this.settle(em, id, 'payout.paid', MARK_PAID_SQL, [reference, id]);
+  }
+
+  /** An operator marks a PENDING payout FAILED: its amount returns to available as a `payout_reversal` (NOT_FOUND; CONFLICT when it is not PENDING). */
+  async markFailed(em: EntityManager, id: string, reason: string): Promise<Payout> {
+    requireUuid(id);
+    const why = requireNote(reason, 'reason', 500);
+    return this.settle(em, id, 'payout.failed', MARK_FAILED_SQL, [why, id, randomUUID()]);
+  }
+
+  private settle(em: EntityManager, id: string, event: 'payout.paid' | 'payout.failed', sql: string, values: unknown[]): Promise<Payout> {
+    return em.transactional(async (tem) => {
+      const [row] = await tem.execute<Array<Record<string, unknown> & { moved: number }>>(sql, values);
+      if (!row) {
+        const [found] = await tem.execute<Array<{ status: string }>>('select status from payouts where id = ?', [id]);
+        if (!found) throw notFound('Payout not found');
+        throw new AppError('CONFLICT', `Only a PENDING payout can be marked paid or failed; this one is ${found.status}`);
+      }
+      if (row.moved !== 1) throw new Error(`payout ${id} was not settled whole`);
+      const payout = tem.map(Payout, row);
+      await writePayoutEvent(tem, event, payout);
+      return payout;
+    });
+  }
+
+  /** A payout of this developer's, or NOT_FOUND (also for anyone else's id). */
+  async getForDeveloper(em: EntityManager, developerId: string, id: string): Promise<Payout> {
+    requireUuid(id);
+    const [row] = await em.execute<Array<Record<string, unknown>>>('select * from payouts where id = ? and developer_id = ?', [id, developerId]);
+    if (!row) throw notFound('Payout not found');
+    return em.map(Payout, row);
+  }
+
+  /**
+   * A developer's payouts, newest first, filtered by status and a creation range, a page of
+   * `limit` (1-100, default 20) after the payout `after` (the previous page's `nextAfter`).
+   */
+  async search(em: EntityManager, developerId: string, filter: PayoutSearch, after: string | null | undefined, limit: number | null | undefined): Promise<ListPage<Payout>> {
+    const n = limit ?? DEFAULT_LIST_LIMIT;
+    if (!Number.isInteger(n) || n < 1 || n > MAX_LIST_LIMIT) throw badInput(`limit must be an integer from 1 to ${MAX_LIST_LIMIT}`);
+    const status = filter.status ?? null;
+    if (status !== null && !STATUSES.includes(status)) throw badInput(`status must be one of ${STATUSES.join(', ')}`);
+    const from = filter.createdFrom == null ? null : parseIsoTime(filter.createdFrom, 'createdFrom');
+    const to = filter.createdTo == null ? null : parseIsoTime(filter.createdTo, 'createdTo');
+    const cursor = after == null ? null : requireUuid(after, 'after');
+    const where = ['p.developer_id = ?'];
+    const values: unknown[] = [developerId];
+    const and = (sql: string, ...v: unknown[]): void => {
+      where.push(sql);
+      values.push(...v);
+    };
+    if (status !== null) and('p.status = ?', status);
+    if (from) and('p.created_at >= ?::timestamptz', from);
+    if (to) and('p.created_at < ?::timestamptz', to);
+    if (cursor) and('(p.created_at, p.id) < (select c.created_at, c.id from payouts c where c.id = ? and c.developer_id = ?)', cursor, developerId);
+    const rows = await em.execute<Array<Record<string, unknown>>>(
+      `select p.* from payouts p where ${where.join(' and ')} order by p.created_at desc, p.id desc limit ?`,
+      [...values, n + 1],
+    );
+    if (cursor && rows.length === 0) {
+      const [known] = await em.execute('select 1 from payouts where id = ? and developer_id = ?', [cursor, developerId]);
+      if (!known) throw notFound('after names no payout of yours');
+    }
+    const data = rows.slice(0, n).map((row) => em.map(Payout, row));
+    const hasMore = rows.length > n;
+    return { data, hasMore, nextAfter: hasMore ? data.at(-1)!.id : null };
+  }
+
+  /** Payouts newest first (internal tools), filtered by status and developer. */
+  list(em: EntityManager, filter: { status?: PayoutStatus | null | undefined; developerId?: string | null | undefined }, first?: number, after?: string): Promise<Page<Payout>> {
+    const where: FilterQuery<Payout> = {};
+    if (filter.status) where.status = filter.status;
+    if (filter.developerId) where.developerId = requireUuid(filter.developerId, 'developerId');
+    return paginate(em, Payout, where, first, after);
+  }
+
+  /**
+   * The payout's report as CSV text (REPORT_HEADER, then one line per item, oldest first, RFC
+   * 4180), read a page at a time: memory stays the same whatever the payout's size, and no
+   * connection is held while the reader is slow. NOT_FOUND (before anything is produced) when the
+   * payout is not the developer's. The items of a payout never change, so pages read at
+   * different moments make one consistent report.
+   */
+  async reportLines(em: EntityManager, developerId: string, id: string): Promise<AsyncGenerator<string>> {
+    await this.getForDeveloper(em, developerId, id);
+    return (async function* lines(): AsyncGenerator<string> {
+      yield `${REPORT_HEADER}\r\n`;
+      let cursor: string | null = null;
+      for (;;) {
+        const rows: Array<Parameters<typeof csvLine>[0]> = await em.execute(REPORT_PAGE_SQL, [id, developerId, cursor, cursor, REPORT_PAGE]);
+        if (rows.length > 0) yield rows.map(csvLine).join('');
+        if (rows.length < REPORT_PAGE) return;
+        cursor = rows.at(-1)!.id;
+      }
+    })();
+  }
+}
