@@ -6,6 +6,13 @@ import { waitForOutcome, type PaymentOutcome, type WaitOptions } from './outcome
 import { webhooks } from './webhooks.js';
 import { consentReceiptVerifier, type ConsentReceiptClaims } from './consent.js';
 import type {
+  Balance,
+  BalanceTransaction,
+  BalanceTransactionPage,
+  BalanceTransactionType,
+  Payout,
+  PayoutPage,
+  PayoutStatus,
   EventDetail,
   EventPage,
   EventType,
@@ -53,6 +60,30 @@ export interface PaymentRequestFilter {
   /** The previous page's `nextAfter`. */
   after?: string;
   /** 1-100, default 20. */
+  limit?: number;
+}
+
+/** Filters of `balanceTransactions.list`: every one optional. */
+export interface BalanceTransactionFilter {
+  type?: BalanceTransactionType;
+  /** A payout's items and its own `payout` entry. */
+  payoutId?: string;
+  /** Made at or after (a Date, or ISO 8601 text). */
+  createdFrom?: Date | string;
+  /** Made before. */
+  createdTo?: Date | string;
+  /** The previous page's `nextAfter`. */
+  after?: string;
+  /** 1-100, default 20. */
+  limit?: number;
+}
+
+/** Filters of `payouts.list`: every one optional. */
+export interface PayoutFilter {
+  status?: PayoutStatus;
+  createdFrom?: Date | string;
+  createdTo?: Date | string;
+  after?: string;
   limit?: number;
 }
 
@@ -211,6 +242,64 @@ export class WalletGateway {
       ),
   };
 
+  /** Your balance per currency: `available` (what the next payout takes) and `inPayouts` (made, not yet paid). */
+  async balance(): Promise<Balance> {
+    return unwrap(await this.api.GET('/api/v1/balance'));
+  }
+
+  /** Every change of your available balance (payments with their fee, refunds, payouts, reversals, adjustments), newest first. */
+  readonly balanceTransactions = {
+    /** One page, filtered; pass `nextAfter` as `after` while `hasMore`. */
+    list: async (filter: BalanceTransactionFilter = {}): Promise<BalanceTransactionPage> =>
+      unwrap(
+        await this.api.GET('/api/v1/balance-transactions', {
+          params: {
+            query: {
+              type: filter.type,
+              payoutId: filter.payoutId,
+              createdFrom: iso(filter.createdFrom),
+              createdTo: iso(filter.createdTo),
+              after: filter.after,
+              limit: filter.limit,
+            },
+          },
+        }),
+      ),
+    /** Every entry matching the filter, newest first, page after page. */
+    all: (filter: Omit<BalanceTransactionFilter, 'after'> = {}): AsyncGenerator<BalanceTransaction> =>
+      this.pages((after) => this.balanceTransactions.list({ ...filter, ...(after ? { after } : {}) })),
+  };
+
+  /** Your payouts: made once a day at the cut-off, then PAID or FAILED. */
+  readonly payouts = {
+    /** One page, newest first, filtered; pass `nextAfter` as `after` while `hasMore`. */
+    list: async (filter: PayoutFilter = {}): Promise<PayoutPage> =>
+      unwrap(
+        await this.api.GET('/api/v1/payouts', {
+          params: { query: { status: filter.status, createdFrom: iso(filter.createdFrom), createdTo: iso(filter.createdTo), after: filter.after, limit: filter.limit } },
+        }),
+      ),
+    get: async (id: string): Promise<Payout> => unwrap(await this.api.GET('/api/v1/payouts/{payoutId}', { params: { path: { payoutId: id } } })),
+    /** Every payout matching the filter, newest first, page after page. */
+    all: (filter: Omit<PayoutFilter, 'after'> = {}): AsyncGenerator<Payout> => this.pages((after) => this.payouts.list({ ...filter, ...(after ? { after } : {}) })),
+  };
+
+  /**
+   * A payout's reconciliation report (CSV, RFC 4180: a header line, then one line per balance
+   * transaction it holds, with the consent receipt of each payment): as text, or with
+   * `{ stream: true }` as the response's byte stream, for a payout too large to hold in memory.
+   */
+  async payoutReport(id: string): Promise<string>;
+  async payoutReport(id: string, options: { stream: true }): Promise<ReadableStream<Uint8Array>>;
+  async payoutReport(id: string, options: { stream?: boolean } = {}): Promise<string | ReadableStream<Uint8Array>> {
+    const result = await this.api.GET('/api/v1/payouts/{payoutId}/report', {
+      params: { path: { payoutId: id } },
+      headers: { accept: 'text/csv' },
+      parseAs: options.stream ? 'stream' : 'text',
+    });
+    return unwrap(result as FetchResult<unknown>) as string | ReadableStream<Uint8Array>;
+  }
+
   /** Your webhook endpoints. */
   readonly webhookEndpoints = {
     /** Registers an endpoint; the answer's `secret` (`whsec_...`) is shown this once: keep it to verify deliveries. */
@@ -293,6 +382,17 @@ export class WalletGateway {
    */
   verifyConsentReceipt(receipt: string): Promise<ConsentReceiptClaims> {
     return this.consentVerifier(receipt);
+  }
+
+  /** The items of page after page of a list, until it has no more. */
+  private async *pages<T>(list: (after: string | undefined) => Promise<{ data: T[]; hasMore: boolean; nextAfter: string | null }>): AsyncGenerator<T> {
+    let after: string | undefined;
+    for (;;) {
+      const page = await list(after);
+      yield* page.data;
+      if (!page.hasMore || !page.nextAfter) return;
+      after = page.nextAfter;
+    }
   }
 
   private async *allPaymentRequests(filter: Omit<PaymentRequestFilter, 'after'>): AsyncGenerator<PaymentRequest> {

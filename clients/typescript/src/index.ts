@@ -8,7 +8,15 @@
  * const outcome = await gateway.waitForOutcome(paymentRequestId!);
  * ```
  */
-export { WalletGateway, type EventFilter, type PaymentRequestFilter, type PostOptions, type WalletGatewayOptions } from './client.js';
+export {
+  WalletGateway,
+  type BalanceTransactionFilter,
+  type EventFilter,
+  type PaymentRequestFilter,
+  type PayoutFilter,
+  type PostOptions,
+  type WalletGatewayOptions,
+} from './client.js';
 export { WalletGatewayConnectionError, WalletGatewayError, WalletGatewayTimeoutError } from './errors.js';
 export type { PaymentOutcome, WaitOptions } from './outcome.js';
 export type { RetryInfo } from './retry.js';

@@ -23,6 +23,18 @@ export type WebhookEndpoint = Schemas['WebhookEndpoint'];
 export type WebhookEndpointWithSecret = Schemas['WebhookEndpointWithSecret'];
 export type WebhookTestResult = Schemas['WebhookTestResult'];
 export type EventType = Schemas['EventType'];
+/** GET /balance: available and in payouts, per currency. */
+export type Balance = Schemas['Balance'];
+export type CurrencyBalance = Schemas['CurrencyBalance'];
+/** One change of your available balance: gross `amount`, the wallet company's `fee`, `net`. */
+export type BalanceTransaction = Schemas['BalanceTransaction'];
+/** payment, refund, payout, payout_reversal or adjustment. */
+export type BalanceTransactionType = Schemas['BalanceTransactionType'];
+export type BalanceTransactionPage = Schemas['BalanceTransactionPage'];
+export type Payout = Schemas['Payout'];
+/** PENDING, PAID or FAILED. */
+export type PayoutStatus = Schemas['PayoutStatus'];
+export type PayoutPage = Schemas['PayoutPage'];
 export type EventDetail = Schemas['EventDetail'];
 
 export type PaymentRequestCreatedEvent = Schemas['PaymentRequestCreatedEvent'];

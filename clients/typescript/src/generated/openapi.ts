@@ -298,6 +298,145 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your balance
+         * @description Your money at the gateway, per currency: `available` is what the next payout can take (the
+         *     sum of the `net` of your balance transactions); `inPayouts` is in payouts made and not yet
+         *     paid to your bank. A currency appears once money in it reached you.
+         */
+        get: operations["getBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/balance-transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your balance transactions
+         * @description Every change of your available balance, newest first: a `payment` (its gross `amount`, the
+         *     wallet company's `fee`, and `net` = amount − fee), a `refund` (negative; the fee of the
+         *     payment is not returned), a `payout` (negative: the money left `available` for a payout),
+         *     a `payout_reversal` (a failed payout's money back) and an `adjustment` (an operator's
+         *     correction). The sum of `net` over all of them is your `available` balance.
+         *
+         *     Filter by `type`, by the payout that holds them (`payoutId`: its items and its own `payout`
+         *     entry) and by creation time (`createdFrom` ≤ `createdAt` < `createdTo`). Page with `limit`
+         *     (1-100, default 20) and `after`: while `hasMore` is `true`, pass `nextAfter` as `after`.
+         */
+        get: operations["listBalanceTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your payouts
+         * @description Your payouts, newest first. Once a day, at the gateway's cut-off (`PAYOUT_CUTOFF` in
+         *     `SETTLEMENT_TIMEZONE`, by default midnight in Addis Ababa), your available balance in each
+         *     currency, if it is at least `PAYOUT_MINIMUM` (default 1.00), becomes one payout holding the
+         *     balance transactions made before the cut-off that no payout holds yet. It is `PENDING`
+         *     until the wallet company's operators mark it `PAID` (with the bank's reference) or
+         *     `FAILED` (its amount returns to `available`). Filter by `status` and creation time; page
+         *     with `limit` and `after` as the other lists.
+         */
+        get: operations["listPayouts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payouts/{payoutId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payout's id.
+                 * @example 0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0
+                 */
+                payoutId: components["parameters"]["PayoutIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a payout
+         * @description One of your payouts. Another developer's payout answers `404`, exactly like an unknown one.
+         */
+        get: operations["getPayout"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/payouts/{payoutId}/report": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The payout's id.
+                 * @example 0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0
+                 */
+                payoutId: components["parameters"]["PayoutIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The payout's reconciliation report (CSV)
+         * @description The payout itemized, as `text/csv` (RFC 4180: CRLF line ends, a field with a comma, a quote
+         *     or a line break quoted with its quotes doubled), streamed: a header line
+         *
+         *     `balance_transaction_id,type,created_at,transaction_id,payment_request_id,reference,currency,gross,fee,net,consent_receipt`
+         *
+         *     then one line per balance transaction the payout holds, oldest first (the payout's own
+         *     `payout` entry is not one of them). The sum of `net` equals the payout's `amount`.
+         *     `gross` is the entry's `amount`; `created_at` is UTC (ISO 8601); `consent_receipt` is the
+         *     signed consent receipt of the payment the line concerns (verify it with
+         *     `GET /.well-known/jwks.json`): proof that the payer approved each payment you were paid for.
+         *     An `Accept` that does not allow `text/csv` answers `406`. Another developer's payout
+         *     answers `404`, exactly like an unknown one.
+         */
+        get: operations["getPayoutReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook-endpoints": {
         parameters: {
             query?: never;
@@ -1779,6 +1918,151 @@ export interface components {
              */
             nextAfter: string | null;
         };
+        /** Balance */
+        Balance: {
+            /** @description One entry per currency in which money reached you, by currency code. */
+            balances: components["schemas"]["CurrencyBalance"][];
+        };
+        /** CurrencyBalance */
+        CurrencyBalance: {
+            /** @example ETB */
+            currency: string;
+            /**
+             * Format: double
+             * @description What the next payout can take; the sum of the `net` of your balance transactions.
+             */
+            available: number;
+            /**
+             * Format: double
+             * @description What your `PENDING` payouts hold (made, not yet paid to your bank).
+             */
+            inPayouts: number;
+        };
+        /**
+         * BalanceTransactionType
+         * @description `payment`: money reached you (the approval of an `AUTOMATIC` request, the capture of a
+         *     `MANUAL` one); `refund`: an operator refunded (part of) a payment; `payout`: your available
+         *     balance left for a payout; `payout_reversal`: a failed payout's money back; `adjustment`:
+         *     an operator's correction.
+         * @enum {string}
+         */
+        BalanceTransactionType: "payment" | "refund" | "payout" | "payout_reversal" | "adjustment";
+        /** BalanceTransaction */
+        BalanceTransaction: {
+            /** Format: uuid */
+            id: string;
+            type: components["schemas"]["BalanceTransactionType"];
+            /**
+             * Format: double
+             * @description Signed, in `currency`: the gross of a payment; negative for a refund and a payout.
+             */
+            amount: number;
+            /**
+             * Format: double
+             * @description The wallet company's fee, on payments only: round_half_up(amount × percent / 100, 2) +
+             *     fixed under your fee schedule, never more than the amount. Refunds do not return it.
+             */
+            fee: number;
+            /**
+             * Format: double
+             * @description `amount - fee`: what your available balance changed by.
+             */
+            net: number;
+            currency: string;
+            /**
+             * Format: uuid
+             * @description The transaction of a payment or refund.
+             */
+            transactionId: string | null;
+            /**
+             * Format: uuid
+             * @description The payment request of a payment or refund.
+             */
+            paymentRequestId: string | null;
+            /** @description Your payment request's `reference` (payment, refund), the failed payout's id (`payout_reversal`) or the operator's note (`adjustment`). */
+            reference: string | null;
+            /**
+             * Format: uuid
+             * @description The payout that holds it (one of that payout's report lines); for a `payout` entry, the payout it made. `null` until a payout holds it.
+             */
+            payoutId: string | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** BalanceTransactionPage */
+        BalanceTransactionPage: {
+            data: components["schemas"]["BalanceTransaction"][];
+            hasMore: boolean;
+            /**
+             * Format: uuid
+             * @description When `hasMore`, pass it as `after` for the next page; `null` on the last page.
+             */
+            nextAfter: string | null;
+        };
+        /**
+         * PayoutStatus
+         * @description `PENDING`: made, on its way to your bank; `PAID`: transferred (see `bankReference`); `FAILED`: not transferred, its amount back in `available`.
+         * @enum {string}
+         */
+        PayoutStatus: "PENDING" | "PAID" | "FAILED";
+        /**
+         * Payout
+         * @description Your available balance in one currency on its way to your bank. The `data` of the `payout.*` events.
+         * @example {
+         *       "id": "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0",
+         *       "status": "PENDING",
+         *       "amount": 312.5,
+         *       "currency": "ETB",
+         *       "itemCount": 27,
+         *       "periodStart": "2026-11-25T21:00:00.000Z",
+         *       "periodEnd": "2026-11-26T21:00:00.000Z",
+         *       "createdAt": "2026-11-26T21:00:04.113Z",
+         *       "paidAt": null,
+         *       "bankReference": null,
+         *       "failureReason": null
+         *     }
+         */
+        Payout: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["PayoutStatus"];
+            /**
+             * Format: double
+             * @description The sum of the `net` of the balance transactions it holds.
+             */
+            amount: number;
+            currency: string;
+            /** @description How many balance transactions it holds (the lines of its report). */
+            itemCount: number;
+            /**
+             * Format: date-time
+             * @description The previous payout's cut-off, or the time of the first balance transaction it holds.
+             */
+            periodStart: string;
+            /**
+             * Format: date-time
+             * @description The cut-off; it holds the balance transactions made before it.
+             */
+            periodEnd: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            paidAt: string | null;
+            /** @description The bank's reference of the transfer, once `PAID`. */
+            bankReference: string | null;
+            /** @description Why it `FAILED`. */
+            failureReason: string | null;
+        };
+        /** PayoutPage */
+        PayoutPage: {
+            data: components["schemas"]["Payout"][];
+            hasMore: boolean;
+            /**
+             * Format: uuid
+             * @description When `hasMore`, pass it as `after` for the next page; `null` on the last page.
+             */
+            nextAfter: string | null;
+        };
         /**
          * TimeFilter
          * @description An RFC 3339 date (its midnight UTC) or date-time.
@@ -2266,6 +2550,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The payout's id.
+         * @example 0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0
+         */
+        PayoutIdPath: string;
         /**
          * @description The payment request's id (`paymentRequestId` of the creation response).
          * @example 3f1c2a9e-7b4d-4c1e-9a53-2d8f6b0e4a17
@@ -2952,6 +3241,261 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description `after` names no payment request of yours. */
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBalance: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your balance per currency. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "balances": [
+                     *         {
+                     *           "currency": "ETB",
+                     *           "available": 1178.46,
+                     *           "inPayouts": 312.5
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Balance"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description Not used by this operation (every `/api/v1` operation documents it). */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBalanceTransactions: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this type. */
+                type?: components["schemas"]["BalanceTransactionType"];
+                /** @description Only the entries this payout holds, and its own `payout` entry. */
+                payoutId?: string;
+                /** @description Only entries made at or after this time (an RFC 3339 date or date-time). */
+                createdFrom?: components["schemas"]["TimeFilter"];
+                /** @description Only entries made before this time (an RFC 3339 date or date-time). */
+                createdTo?: components["schemas"]["TimeFilter"];
+                /** @description The `nextAfter` of the previous page (a balance transaction id). */
+                after?: string;
+                limit?: number;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your balance transactions, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BalanceTransactionPage"];
+                };
+            };
+            /** @description An unknown `type`, `payoutId` or `after` not a UUID, a time that is not an RFC 3339 date or date-time, or `limit` out of range. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `payoutId` names no payout of yours, or `after` no balance transaction of yours. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPayouts: {
+        parameters: {
+            query?: {
+                /** @description Only payouts in this status. */
+                status?: components["schemas"]["PayoutStatus"];
+                /** @description Only payouts made at or after this time (an RFC 3339 date or date-time). */
+                createdFrom?: components["schemas"]["TimeFilter"];
+                /** @description Only payouts made before this time (an RFC 3339 date or date-time). */
+                createdTo?: components["schemas"]["TimeFilter"];
+                /** @description The `nextAfter` of the previous page (a payout id). */
+                after?: string;
+                limit?: number;
+            };
+            header?: {
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of your payouts, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayoutPage"];
+                };
+            };
+            /** @description An unknown `status`, a time that is not an RFC 3339 date or date-time, `after` not a UUID or `limit` out of range. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description `after` names no payout of yours. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPayout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path: {
+                /**
+                 * @description The payout's id.
+                 * @example 0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0
+                 */
+                payoutId: components["parameters"]["PayoutIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The payout. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payout"];
+                };
+            };
+            /** @description `payoutId` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No payout with this id belongs to you. */
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPayoutReport: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your own id for this call. One of 1-128 characters of `A-Z a-z 0-9 . _ : -` is echoed in
+                 *     the response's `X-Request-Id` and logged with the call; any other value is not refused:
+                 *     the gateway replaces it with an id of its own.
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestIdHeader"];
+            };
+            path: {
+                /**
+                 * @description The payout's id.
+                 * @example 0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0
+                 */
+                payoutId: components["parameters"]["PayoutIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description `attachment; filename="payout-<payoutId>.csv"` */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example balance_transaction_id,type,created_at,transaction_id,payment_request_id,reference,currency,gross,fee,net,consent_receipt
+                     *     6b1f0c52-3a8e-4d7b-9e21-0f4c8a7d5b93,payment,2026-11-27T09:14:05.218Z,860a05f1-f415-4502-b69e-9800112fea0a,466b1dd2-5fa9-4d76-ab85-974e8d6361e9,order-1001,ETB,12.50,0.38,12.12,eyJhbGciOiJFZERTQSIsImtpZCI6IjEifQ.eyJwYXltZW50UmVxdWVzdElkIjoiNDY2YjFkZDIifQ.c2ln
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description `payoutId` is not a UUID. */
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description No payout with this id belongs to you. */
+            404: components["responses"]["NotFound"];
+            /** @description `Accept` does not allow `text/csv`. */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             503: components["responses"]["ServiceUnavailable"];
