@@ -14,7 +14,7 @@ import { mintUserToken } from '../auth/user-tokens.js';
 import { listTestWallets } from '../sandbox/sandbox.js';
 import { WalletGatewayError } from '@wallet-gateway/client';
 import { CLI_OPERATOR } from '../operators/operator.service.js';
-import { MERCHANT_USAGE, MerchantCommandError, runMerchantCommand } from './merchant.js';
+import { isMerchantCommand, MERCHANT_USAGE, MerchantCommandError, runMerchantCommand } from './merchant.js';
 
 /** A mistake in how the command was called: message to stderr, exit 2, nothing written. */
 class UsageError extends Error {}
@@ -35,6 +35,12 @@ Commands (each prints one JSON object on stdout):
   user:token --username U                        -> {token}
   operator:create --name N                       -> {operatorId, token}   (shown once)
   operator:revoke --operator ID                  -> {operatorId, revokedAt}
+  fees:set --developer ID --percent P --fixed F  -> {percent, fixed, isDefault, updatedAt}   (P 0-10, 2 decimals)
+  payouts:run                                    -> {payouts}   (the payouts due now, now as the cut-off)
+  payout:paid --payout ID --bank-reference R     -> {id, status, paidAt, bankReference}
+  payout:failed --payout ID --reason R           -> {id, status, failureReason}   (its amount back to available)
+  balance:adjust --developer ID --currency C --amount A --reason R
+                                                 -> the adjustment's balance transaction (a debit: --amount=-5.00)
   demo                                           -> a developer, a key and two funded users (each with a fresh pin)
   test-wallets                                   -> {delayMs, testWallets: [...]}  (development only)
   migrate                                        -> {migrated: [...]}
@@ -166,6 +172,49 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
     flags: { operator: { type: 'string' } },
     run: (rt, v) => admin(rt, 'mutation($o: ID!) { revokeOperator(id: $o) { operatorId revokedAt } }', { o: need(v, 'operator') }),
   },
+  'fees:set': {
+    flags: { developer: { type: 'string' }, percent: { type: 'string' }, fixed: { type: 'string' } },
+    run: (rt, v) =>
+      admin(rt, 'mutation($d: ID!, $p: Float!, $f: Float!) { setFeeSchedule(developerId: $d, percent: $p, fixed: $f) { percent fixed isDefault updatedAt } }', {
+        d: need(v, 'developer'),
+        p: amountFlag(need(v, 'percent'), 'percent'),
+        f: amountFlag(need(v, 'fixed'), 'fixed'),
+      }),
+  },
+  'payouts:run': {
+    flags: {},
+    async run(rt) {
+      return { payouts: await admin<number>(rt, 'mutation { runPayouts }') };
+    },
+  },
+  'payout:paid': {
+    flags: { payout: { type: 'string' }, 'bank-reference': { type: 'string' } },
+    run: (rt, v) =>
+      admin(rt, 'mutation($id: ID!, $r: String!) { markPayoutPaid(id: $id, bankReference: $r) { id status paidAt bankReference } }', {
+        id: need(v, 'payout'),
+        r: need(v, 'bank-reference'),
+      }),
+  },
+  'payout:failed': {
+    flags: { payout: { type: 'string' }, reason: { type: 'string' } },
+    run: (rt, v) =>
+      admin(rt, 'mutation($id: ID!, $r: String!) { markPayoutFailed(id: $id, reason: $r) { id status failureReason } }', {
+        id: need(v, 'payout'),
+        r: need(v, 'reason'),
+      }),
+  },
+  'balance:adjust': {
+    flags: { developer: { type: 'string' }, currency: { type: 'string' }, amount: { type: 'string' }, reason: { type: 'string' } },
+    run(rt, v) {
+      const amount = need(v, 'amount');
+      if (!/^-?\d+(\.\d{1,2})?$/.test(amount)) throw new UsageError('--amount must be an amount with at most 2 decimals (negative to debit)');
+      return admin(
+        rt,
+        'mutation($d: ID!, $c: String!, $a: Float!, $r: String!) { adjustBalance(developerId: $d, currency: $c, amount: $a, reason: $r) { id type amount fee net currency reference createdAt } }',
+        { d: need(v, 'developer'), c: need(v, 'currency'), a: Number(amount), r: need(v, 'reason') },
+      );
+    },
+  },
   'user:token': {
     flags: { username: { type: 'string' } },
     async run(rt, v) {
@@ -212,7 +261,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
     io.stdout(`${USAGE}\n`);
     return 0;
   }
-  if (command === 'listen' || command === 'trigger') return runMerchantCommand(command, rest, io);
+  if (isMerchantCommand(command)) return runMerchantCommand(command, rest, io);
   if (command === 'schema:emit') {
     let values: { out?: string | undefined };
     try {

@@ -1,5 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -316,19 +319,95 @@ async function trigger(args: string[], io: MerchantIo): Promise<number> {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// getting paid: balance, payouts, payout:report
+
+/** `balance`: the developer's balance per currency (available, in payouts). */
+async function balance(args: string[], io: MerchantIo): Promise<number> {
+  const { values } = parse(args, {}, 0);
+  const conn = connection(values, io.env);
+  const gateway = new WalletGateway({ secretKey: conn.key, baseUrl: conn.url });
+  io.stdout(`${JSON.stringify(await gateway.balance().catch(rethrowRefusedKey))}\n`);
+  return 0;
+}
+
+/** `payouts [--status S] [--limit N] [--after ID]`: a page of the developer's payouts, newest first. */
+async function payouts(args: string[], io: MerchantIo): Promise<number> {
+  const { values } = parse(args, { status: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' } }, 0);
+  const conn = connection(values, io.env);
+  const status = values.status?.toUpperCase();
+  if (status !== undefined && !['PENDING', 'PAID', 'FAILED'].includes(status)) throw new MerchantCommandError('--status must be PENDING, PAID or FAILED');
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 100)) throw new MerchantCommandError('--limit must be a whole number from 1 to 100');
+  const gateway = new WalletGateway({ secretKey: conn.key, baseUrl: conn.url });
+  const page = await gateway.payouts
+    .list({ ...(status ? { status: status as 'PENDING' | 'PAID' | 'FAILED' } : {}), ...(limit ? { limit } : {}), ...(values.after ? { after: values.after } : {}) })
+    .catch(rethrowRefusedKey);
+  io.stdout(`${JSON.stringify(page)}\n`);
+  return 0;
+}
+
+/**
+ * `payout:report <payoutId> [--out FILE]`: the payout's reconciliation report (CSV) on stdout as
+ * it streams in, or into FILE (then one JSON line `{ file, bytes }`); memory stays flat whatever
+ * its size.
+ */
+async function payoutReport(args: string[], io: MerchantIo): Promise<number> {
+  const { values, positionals } = parse(args, { out: { type: 'string' } }, 1);
+  const conn = connection(values, io.env);
+  const id = positionals[0];
+  if (!id) throw new MerchantCommandError('a payout id is required: payout:report <payoutId> [--out FILE]');
+  const gateway = new WalletGateway({ secretKey: conn.key, baseUrl: conn.url });
+  const stream = Readable.fromWeb((await gateway.payoutReport(id, { stream: true }).catch(rethrowRefusedKey)) as import('node:stream/web').ReadableStream<Uint8Array>);
+  if (values.out !== undefined) {
+    let bytes = 0;
+    stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
+    await pipeline(stream, createWriteStream(values.out));
+    io.stdout(`${JSON.stringify({ file: values.out, bytes })}\n`);
+    return 0;
+  }
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) io.stdout(decoder.decode(chunk as Buffer, { stream: true }));
+  io.stdout(decoder.decode());
+  return 0;
+}
+
+/** A refused key ends the command naming what to fix; anything else goes on up. */
+function rethrowRefusedKey(err: unknown): never {
+  refusedKey(err);
+  throw err;
+}
+
+/** The developer commands of this module (bin/wallet-gateway.js runs them without loading the gateway). */
+export const MERCHANT_COMMANDS = ['listen', 'trigger', 'balance', 'payouts', 'payout:report'] as const;
+export type MerchantCommand = (typeof MERCHANT_COMMANDS)[number];
+export const isMerchantCommand = (value: unknown): value is MerchantCommand => (MERCHANT_COMMANDS as readonly unknown[]).includes(value);
+
+const RUN: Record<MerchantCommand, (args: string[], io: MerchantIo) => Promise<number>> = {
+  listen,
+  trigger,
+  balance,
+  payouts,
+  'payout:report': payoutReport,
+};
+
 /** Usage lines of these commands (the CLI's help). */
 export const MERCHANT_USAGE = `Developer commands (over HTTP to a running gateway, with your secret key):
   listen --forward-to URL [--events type,...] [--state FILE]
                                                  -> {secret, forwardTo}, then one line per event
                                                     {eventId, type, status, durationMs}
   trigger <event type> [--timeout S]             -> {type, paymentRequestId, eventId}  (development only)
-  Both take --key sk_... (or WALLET_GATEWAY_KEY) and --url http://host:port (or WALLET_GATEWAY_URL,
+  balance                                        -> {balances: [{currency, available, inPayouts}]}
+  payouts [--status PENDING|PAID|FAILED] [--limit N] [--after ID]
+                                                 -> {data: [payout...], hasMore, nextAfter}
+  payout:report <payoutId> [--out FILE]          -> the payout's CSV report on stdout (or {file, bytes})
+  All take --key sk_... (or WALLET_GATEWAY_KEY) and --url http://host:port (or WALLET_GATEWAY_URL,
   default ${DEFAULT_GATEWAY_URL}).`;
 
-/** Runs `listen` or `trigger`. */
-export async function runMerchantCommand(command: 'listen' | 'trigger', args: string[], io: MerchantIo): Promise<number> {
+/** Runs one of the developer commands. */
+export async function runMerchantCommand(command: MerchantCommand, args: string[], io: MerchantIo): Promise<number> {
   try {
-    return await (command === 'listen' ? listen(args, io) : trigger(args, io));
+    return await RUN[command](args, io);
   } catch (err) {
     throw namingUrl(err);
   }
@@ -338,7 +417,7 @@ export async function runMerchantCommand(command: 'listen' | 'trigger', args: st
  * `listen` or `trigger` as the executable runs them (src/cli/merchant-main.ts): like `runCli`, one
  * line on stderr and exit 2 for a mistake or a refusal, 1 for anything else, never a stack trace.
  */
-export async function runMerchantCli(command: 'listen' | 'trigger', args: string[], io: MerchantIo): Promise<number> {
+export async function runMerchantCli(command: MerchantCommand, args: string[], io: MerchantIo): Promise<number> {
   try {
     return await runMerchantCommand(command, args, io);
   } catch (err) {
