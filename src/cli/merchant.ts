@@ -255,6 +255,63 @@ const TRIGGERS: Readonly<Partial<Record<EventType, TriggerPlan>>> = {
   'transaction.voided': { wallet: 'test_approve', held: 'void' },
 };
 
+/** The payout events and the outcome `triggerPayout` gives the payout. */
+const PAYOUT_TRIGGERS = { 'payout.created': 'PENDING', 'payout.paid': 'PAID', 'payout.failed': 'FAILED' } as const;
+
+/**
+ * `trigger payout.created|payout.paid|payout.failed`: the developer is paid (a payment request to
+ * `test_approve`), then the development gateway's `triggerPayout` makes a payout of its available
+ * balance now (and marks it PAID or FAILED), and the event is awaited in the events API. Prints
+ * `{ type, payoutId, eventId }`.
+ */
+async function triggerPayout(type: keyof typeof PAYOUT_TRIGGERS, conn: Connection, timeout: string | undefined, io: MerchantIo): Promise<number> {
+  if (conn.key.startsWith('sk_live_')) throw new MerchantCommandError('trigger works against development gateways only (sk_test_ keys)');
+  const timeoutSeconds = timeout === undefined ? 60 : Number(timeout);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds < 1) throw new MerchantCommandError('--timeout must be a whole number of seconds');
+  const gateway = new WalletGateway({ secretKey: conn.key, baseUrl: conn.url });
+  const walletId = await gateway.accounts.walletId('test_approve').catch((err: unknown) => {
+    refusedKey(err);
+    if (err instanceof WalletGatewayError && err.statusCode === 404) {
+      throw new MerchantCommandError('this gateway has no test wallet test_approve: trigger works against development gateways with their test wallets');
+    }
+    throw err;
+  });
+  const created = await gateway.paymentRequests.create({ walletId, amount: 10, description: `Triggered ${type}`, merchantName: 'wallet-gateway trigger', reference: `trigger:${type}` });
+  const outcome = await gateway.waitForOutcome(created.paymentRequestId!, { timeoutMs: timeoutSeconds * 1000 });
+  if (outcome.status !== 'APPROVED') throw new MerchantCommandError(`payment request ${created.paymentRequestId} ended ${outcome.status}, not APPROVED`);
+  // The developer's own (development-only) GraphQL mutation: the REST contract has no payout door for merchants.
+  const res = await fetch(`${conn.url}/graphql`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${conn.key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: 'mutation($o: PayoutStatus) { triggerPayout(outcome: $o) { id } }', variables: { o: PAYOUT_TRIGGERS[type] } }),
+  });
+  const body = (await res.json().catch(() => ({}))) as { data?: { triggerPayout?: { id: string } }; errors?: Array<{ message: string }> };
+  const payoutId = body.data?.triggerPayout?.id;
+  if (!payoutId) throw new MerchantCommandError(`the gateway made no payout: ${body.errors?.[0]?.message ?? `HTTP ${res.status}`}`);
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  for (;;) {
+    for await (const event of eventsOf(gateway, type)) {
+      if ((event.data as { id?: string }).id === payoutId) {
+        io.stdout(`${JSON.stringify({ type, payoutId, eventId: event.id })}\n`);
+        return 0;
+      }
+    }
+    if (Date.now() >= deadline) throw new MerchantCommandError(`payout ${payoutId} was made, but no ${type} event within ${timeoutSeconds} s`);
+    await sleep(250);
+  }
+}
+
+/** Every event of one type in the events API, oldest first. */
+async function* eventsOf(gateway: WalletGateway, type: EventType): AsyncGenerator<GatewayEvent> {
+  let after: string | undefined;
+  for (;;) {
+    const page = await gateway.events.list({ type, limit: 100, ...(after ? { after } : {}) });
+    yield* page.data;
+    if (!page.hasMore || !page.nextAfter) return;
+    after = page.nextAfter;
+  }
+}
+
 /**
  * `trigger <event type>`: makes the event happen on a development gateway with its test wallets
  * (a payment request to the wallet whose scripted answer produces it; a cancel; an expiry through
@@ -264,8 +321,9 @@ async function trigger(args: string[], io: MerchantIo): Promise<number> {
   const { values, positionals } = parse(args, { timeout: { type: 'string' } }, 1);
   const conn = connection(values, io.env);
   const type = positionals[0];
-  const known = Object.keys(TRIGGERS).join(', ');
+  const known = [...Object.keys(TRIGGERS), ...Object.keys(PAYOUT_TRIGGERS)].join(', ');
   if (!type) throw new MerchantCommandError(`an event type is required: ${known}`);
+  if (type in PAYOUT_TRIGGERS) return triggerPayout(type as keyof typeof PAYOUT_TRIGGERS, conn, values.timeout, io);
   if (type === 'transaction.refunded') {
     throw new MerchantCommandError('transaction.refunded follows an operator\'s refund (admin GraphQL refundTransaction); a secret key cannot trigger it');
   }

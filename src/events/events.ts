@@ -20,6 +20,9 @@ export const EVENT_TYPES = [
   'transaction.refunded',
   'transaction.captured',
   'transaction.voided',
+  'payout.created',
+  'payout.paid',
+  'payout.failed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -49,6 +52,9 @@ export function walletTopicOf(type: EventType): WalletEventType | undefined {
     case 'transaction.refunded':
     case 'transaction.captured':
     case 'transaction.voided':
+    case 'payout.created':
+    case 'payout.paid':
+    case 'payout.failed':
       return undefined;
     default: {
       const never: never = type;
@@ -60,15 +66,23 @@ export function walletTopicOf(type: EventType): WalletEventType | undefined {
 /** A JSON body as the REST door sends it. */
 export type JsonBody = Record<string, unknown>;
 
+/** The `data` of a payment request's or transaction's event. */
+export interface PaymentRequestEventData {
+  paymentRequest: JsonBody;
+  transaction?: JsonBody;
+}
+
 /**
  * An event as merchants receive it (webhook body, events API): no user, wallet or developer
- * identifier; `paymentRequest` is the PaymentRequestStatus body, `transaction` the Transaction body.
+ * identifier. A payment request's or transaction's event carries `paymentRequest` (the
+ * PaymentRequestStatus body) and `transaction` (the Transaction body); a payout's event (`payout.*`)
+ * carries the Payout body itself (src/settlement/payout-events.ts).
  */
 export interface EventPayload {
   id: string;
   type: EventType;
   createdAt: string;
-  data: { paymentRequest: JsonBody; transaction?: JsonBody };
+  data: PaymentRequestEventData | JsonBody;
 }
 
 /** Picks exactly the body's fields from a view and turns it into JSON as the REST door does (dates as ISO strings). */
@@ -113,7 +127,7 @@ export function eventPayload(id: string, type: EventType, createdAt: Date, payme
 
 /** The view a wallet-app subscriber receives, rebuilt from an event's PaymentRequestStatus body (the state the event describes). */
 export function subscriberViewOf(payload: EventPayload): PaymentRequestView {
-  const b = payload.data.paymentRequest;
+  const b = (payload.data as PaymentRequestEventData).paymentRequest;
   return Object.assign(new PaymentRequestView(), {
     id: b.id as string,
     status: b.status as PaymentRequestStatus,

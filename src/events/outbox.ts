@@ -79,7 +79,7 @@ function parentOf(trx: object): object | undefined {
  * written in a savepoint are not handed over at commit (the savepoint may have been rolled back
  * while the transaction committed); the commit only wakes the readers, which bring them.
  */
-function recordFor(trx: object, events: readonly WrittenEvent[], deliveries: boolean): void {
+export function recordFor(trx: object, events: readonly WrittenEvent[], deliveries: boolean): void {
   let root = trx;
   for (let parent = parentOf(root); parent; parent = parentOf(root)) root = parent;
   recordWritten(root, root === trx ? events : [], deliveries);
@@ -141,7 +141,7 @@ export async function writeEvents(tem: EntityManager, facts: readonly EventFacts
               x.payload, x.created_at
          from jsonb_to_recordset(?::jsonb) as x(id text, type text, developer_id uuid, payment_request_id uuid,
                                                 transaction_id uuid, payload jsonb, created_at timestamptz)
-       returning id, type, developer_id, payment_request_id, sequence),
+       returning id, type, developer_id, payment_request_id, payout_id, sequence),
      queued as (${queueDeliveriesSql('ev')})
      select ev.id, ev.sequence, (select count(*) from queued)::int as deliveries from ev`,
     [JSON.stringify(rows)],
@@ -175,7 +175,7 @@ export function firstEventSql(p: { pr: string; id: string; payload: string; crea
        insert into events (id, type, developer_id, payment_request_id, transaction_id, sequence, payload, created_at)
        select ${p.id}, 'payment_request.created', ${p.pr}.developer_id, ${p.pr}.id, null, 1, ${p.payload}::jsonb, ${p.createdAt}::timestamptz
          from ${p.pr}
-       returning id, type, developer_id, payment_request_id, sequence),
+       returning id, type, developer_id, payment_request_id, payout_id, sequence),
      queued as (${queueDeliveriesSql('ev')})`;
 }
 

@@ -11,13 +11,14 @@ export function endpointWantsSql(endpoint: string, event: string): string {
 
 /**
  * An INSERT queueing one PENDING delivery per wanting endpoint for every event of `source` (a
- * table or CTE with the events' id, type, developer_id, payment_request_id and sequence; `where`
- * narrows it). With `restart`, a delivery that exists and is not pending starts over (same
+ * table or CTE with the events' id, type, developer_id, payment_request_id, payout_id and
+ * sequence; `where` narrows it). A delivery keeps its event's subject (the payment request, or
+ * the payout) for the order of deliveries to an endpoint. With `restart`, a delivery that exists and is not pending starts over (same
  * webhook-id): a resend. Returns one row per delivery queued (usable as a CTE).
  */
 export function queueDeliveriesSql(source: string, opts: { where?: string; restart?: boolean } = {}): string {
   return `insert into webhook_deliveries (event_id, endpoint_id, payment_request_id, sequence)
-     select ev.id, ep.id, ev.payment_request_id, ev.sequence
+     select ev.id, ep.id, coalesce(ev.payment_request_id, ev.payout_id), ev.sequence
        from ${source} ev join webhook_endpoints ep on ${endpointWantsSql('ep', 'ev')}
       ${opts.where ? `where ${opts.where}` : ''}
      ${

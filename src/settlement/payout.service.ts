@@ -207,7 +207,7 @@ export class PayoutService {
    * for that statement), then one transaction: the account row locked, the period summed, the
    * payout written (MAKE_PAYOUT_SQL) with its event.
    */
-  async makePayout(developerId: string, currency: string, cutoff: string): Promise<Payout | null> {
+  async makePayout(developerId: string, currency: string, cutoff: string, minimum = this.settings.payoutMinimum): Promise<Payout | null> {
     const [barrier] = await this.forkEm().execute<Array<{ due: boolean }>>(
       `select clock_timestamp() >= ?::timestamptz as due from developer_balances where developer_id = ? and currency = ? for share`,
       [cutoff, developerId, currency],
@@ -230,7 +230,7 @@ export class PayoutService {
            from balance_transactions
           where developer_id = ? and currency = ? and type <> 'payout'
             and created_at >= coalesce(?::timestamptz, '-infinity') and created_at < ?::timestamptz`,
-        [this.settings.payoutMinimum.toFixed(2), developerId, currency, developerId, currency, account.paidOutUntil, cutoff],
+        [minimum.toFixed(2), developerId, currency, developerId, currency, account.paidOutUntil, cutoff],
       );
       if (!period || period.count === 0 || !period.payable) return null;
       const id = randomUUID();
@@ -259,6 +259,25 @@ export class PayoutService {
       await writePayoutEvent(tem, 'payout.created', payout);
       return payout;
     });
+  }
+
+  /**
+   * Development only (`wallet-gateway trigger payout.*`): the developer's payout now, of what is
+   * available in its first currency that has any (whatever PAYOUT_MINIMUM), then marked PAID or
+   * FAILED when `outcome` says so, each step with its event as in production. NOT_FOUND in
+   * production; BAD_USER_INPUT when nothing is available.
+   */
+  async sandboxPayout(em: EntityManager, appEnv: string, developerId: string, outcome: PayoutStatus): Promise<Payout> {
+    if (appEnv === 'production') throw notFound('Sandbox payouts exist only in the development environment');
+    const [row] = await em.execute<Array<{ currency: string; now: string }>>(
+      `select currency, clock_timestamp()::text as now from developer_balances where developer_id = ? and balance > 0 order by currency limit 1`,
+      [developerId],
+    );
+    const made = row ? await this.makePayout(developerId, row.currency, row.now, 0.01) : null;
+    if (!made) throw badInput('Nothing is available to pay out: be paid first (e.g. a payment request to test_approve)');
+    if (outcome === PayoutStatus.PAID) return this.markPaid(em, made.id, 'SANDBOX');
+    if (outcome === PayoutStatus.FAILED) return this.markFailed(em, made.id, 'Sandbox: the bank returned the transfer');
+    return made;
   }
 
   /** An operator marks a PENDING payout PAID with the bank's reference (NOT_FOUND; CONFLICT when it is not PENDING). */

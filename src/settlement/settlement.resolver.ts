@@ -20,6 +20,7 @@ import {
   PayoutPage,
   PayoutView,
 } from './settlement.types.js';
+import { PayoutStatus } from './payout.entity.js';
 
 /** The developer's settlement reads (secret key): its balance, balance transactions and payouts. */
 @Resolver()
@@ -65,6 +66,19 @@ export class SettlementResolver {
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
   ): Promise<PayoutPage> {
     return PayoutPage.from(await ctx.services.payouts.search(ctx.em, dev.developerId, { status, createdFrom, createdTo }, after, limit));
+  }
+
+  @Authorized(Role.DEVELOPER)
+  @Mutation(() => PayoutView, {
+    description:
+      'Development only (sk_test_ keys): a payout of my available balance now, whatever PAYOUT_MINIMUM, then PAID or FAILED when asked; how `wallet-gateway trigger payout.created|payout.paid|payout.failed` makes those events happen. NOT_FOUND in production.',
+  })
+  async triggerPayout(
+    @Ctx() ctx: Context,
+    @CurrentDeveloper() dev: Developer,
+    @Arg('outcome', () => PayoutStatus, { nullable: true, description: 'PENDING (default), PAID or FAILED.' }) outcome?: PayoutStatus | null,
+  ): Promise<PayoutView> {
+    return PayoutView.from(await ctx.services.payouts.sandboxPayout(ctx.em, ctx.services.config.appEnv, dev.developerId, outcome ?? PayoutStatus.PENDING));
   }
 
   @Authorized(Role.DEVELOPER)

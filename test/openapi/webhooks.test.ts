@@ -61,6 +61,14 @@ describe('the events a gateway writes', () => {
       const body = end === 'capture' ? { body: { amount: 2 } } : {};
       expect((await http(app.baseUrl, `/api/v1/wallet/transaction/${heldTx}/${end}`, { method: 'POST', token: dev.secretKey, ...body })).status).toBe(200);
     }
+    // A payout made and paid, another made and failed.
+    const admin = app.config.adminToken;
+    const payouts = async () => (await http(app.baseUrl, '/api/v1/payouts', { token: dev.secretKey })).body.data;
+    await gql(app.baseUrl, 'mutation { runPayouts }', {}, admin);
+    await gql(app.baseUrl, 'mutation($id: ID!) { markPayoutPaid(id: $id, bankReference: "B-1") { id } }', { id: (await payouts())[0].id }, admin);
+    await approve(app.baseUrl, user.token, await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 4));
+    await gql(app.baseUrl, 'mutation { runPayouts }', {}, admin);
+    await gql(app.baseUrl, 'mutation($id: ID!) { markPayoutFailed(id: $id, reason: "Closed") { id } }', { id: (await payouts())[0].id }, admin);
     await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
     // The last one expires (1 s) and the sweeper writes its event.
     let events: any[] = [];

@@ -14,6 +14,9 @@ export const EVENT_TYPES = [
   'transaction.refunded',
   'transaction.captured',
   'transaction.voided',
+  'payout.created',
+  'payout.paid',
+  'payout.failed',
 ] as const satisfies readonly EventType[];
 
 /** Compiles only while EVENT_TYPES lists every EventType of the contract. */

@@ -75,8 +75,8 @@ export async function waitForOutcome(gateway: WalletGateway, id: string, options
     try {
       const page = await gateway.events.list({ paymentRequestId: id, type: types, limit: 10 });
       // Filtered again here: a gateway that does not know the filters answers every event.
-      const final = page.data.find((e) => e.data.paymentRequest.id === id && e.type in FINAL_EVENTS);
-      if (final) {
+      const final = page.data.find((e) => e.type in FINAL_EVENTS && 'paymentRequest' in e.data && e.data.paymentRequest.id === id);
+      if (final && 'paymentRequest' in final.data) {
         return {
           status: FINAL_EVENTS[final.type as FinalEventType],
           paymentRequest: final.data.paymentRequest,

@@ -45,6 +45,9 @@ export type PaymentRequestExpiredEvent = Schemas['PaymentRequestExpiredEvent'];
 export type TransactionRefundedEvent = Schemas['TransactionRefundedEvent'];
 export type TransactionCapturedEvent = Schemas['TransactionCapturedEvent'];
 export type TransactionVoidedEvent = Schemas['TransactionVoidedEvent'];
+export type PayoutCreatedEvent = Schemas['PayoutCreatedEvent'];
+export type PayoutPaidEvent = Schemas['PayoutPaidEvent'];
+export type PayoutFailedEvent = Schemas['PayoutFailedEvent'];
 export type WebhookTestEvent = Schemas['WebhookTestEvent'];
 
 /** The body a webhook of this type delivers, as the contract's `webhooks` section describes it. */

@@ -15,6 +15,7 @@ import { Migration20261126100000_passkeys } from './Migration20261126100000_pass
 import { Migration20261126110000_links_capture } from './Migration20261126110000_links_capture.js';
 import { Migration20261126120000_payer_pending } from './Migration20261126120000_payer_pending.js';
 import { Migration20261128100000_settlement } from './Migration20261128100000_settlement.js';
+import { Migration20261128100100_payout_events } from './Migration20261128100100_payout_events.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -35,4 +36,5 @@ export const migrationsList = [
   { name: 'Migration20261126110000_links_capture', class: Migration20261126110000_links_capture },
   { name: 'Migration20261126120000_payer_pending', class: Migration20261126120000_payer_pending },
   { name: 'Migration20261128100000_settlement', class: Migration20261128100000_settlement },
+  { name: 'Migration20261128100100_payout_events', class: Migration20261128100100_payout_events },
 ];

@@ -1511,6 +1511,249 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payout.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.created: A payout was made
+         * @description Sent when the daily payout run (or an operator's `runPayouts`) turned your available balance in a currency into a payout: `data` is the payout, `PENDING`; its report is `GET /api/v1/payouts/{payoutId}/report`.
+         *     Verify `webhook-signature` over the raw body before trusting it; answer any 2xx within 10 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id (`evt_...`); the same on every retry and resend of the event. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in seconds since the Unix epoch. Refuse old ones (the `standardwebhooks` library allows 5 minutes). */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the
+                     *     base64-decoded part of your endpoint's `whsec_...` secret; space-separated, two of them for
+                     *     24 hours after a secret rotation (accept the request when one matches). Verify against the
+                     *     raw body exactly as received, before parsing it.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_1776800000000Qa8XyTb2LmN4cV7pR9dKs3Wf",
+                     *       "type": "payout.created",
+                     *       "createdAt": "2026-11-27T08:30:00.000Z",
+                     *       "data": {
+                     *         "id": "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0",
+                     *         "status": "PENDING",
+                     *         "amount": 312.5,
+                     *         "currency": "ETB",
+                     *         "itemCount": 27,
+                     *         "periodStart": "2026-11-25T21:00:00.000Z",
+                     *         "periodEnd": "2026-11-26T21:00:00.000Z",
+                     *         "createdAt": "2026-11-26T21:00:04.113Z",
+                     *         "paidAt": null,
+                     *         "bankReference": null,
+                     *         "failureReason": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutCreatedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status acknowledges the event; the body is ignored. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer, or none within 10 seconds, is a failed attempt, retried with backoff for about 3 days (not for `webhook.test`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.paid: A payout was paid
+         * @description Sent when the wallet company's operators marked the payout transferred to your bank; `data.bankReference` is the transfer's reference at the bank.
+         *     Verify `webhook-signature` over the raw body before trusting it; answer any 2xx within 10 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id (`evt_...`); the same on every retry and resend of the event. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in seconds since the Unix epoch. Refuse old ones (the `standardwebhooks` library allows 5 minutes). */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the
+                     *     base64-decoded part of your endpoint's `whsec_...` secret; space-separated, two of them for
+                     *     24 hours after a secret rotation (accept the request when one matches). Verify against the
+                     *     raw body exactly as received, before parsing it.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_1776800000000Qa8XyTb2LmN4cV7pR9dKs3Wf",
+                     *       "type": "payout.paid",
+                     *       "createdAt": "2026-11-27T08:30:00.000Z",
+                     *       "data": {
+                     *         "id": "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0",
+                     *         "status": "PAID",
+                     *         "amount": 312.5,
+                     *         "currency": "ETB",
+                     *         "itemCount": 27,
+                     *         "periodStart": "2026-11-25T21:00:00.000Z",
+                     *         "periodEnd": "2026-11-26T21:00:00.000Z",
+                     *         "createdAt": "2026-11-26T21:00:04.113Z",
+                     *         "paidAt": "2026-11-27T08:30:00.000Z",
+                     *         "bankReference": "CBE-2026-11-27-0042",
+                     *         "failureReason": null
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutPaidEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status acknowledges the event; the body is ignored. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer, or none within 10 seconds, is a failed attempt, retried with backoff for about 3 days (not for `webhook.test`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payout.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payout.failed: A payout failed
+         * @description Sent when the transfer failed: the payout is `FAILED` (`data.failureReason` says why) and its amount is back in your available balance as a `payout_reversal` balance transaction, which the next payout holds.
+         *     Verify `webhook-signature` over the raw body before trusting it; answer any 2xx within 10 seconds.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event's id (`evt_...`); the same on every retry and resend of the event. Deduplicate on it. */
+                    "webhook-id": components["parameters"]["WebhookId"];
+                    /** @description When this attempt was signed, in seconds since the Unix epoch. Refuse old ones (the `standardwebhooks` library allows 5 minutes). */
+                    "webhook-timestamp": components["parameters"]["WebhookTimestamp"];
+                    /**
+                     * @description `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the
+                     *     base64-decoded part of your endpoint's `whsec_...` secret; space-separated, two of them for
+                     *     24 hours after a secret rotation (accept the request when one matches). Verify against the
+                     *     raw body exactly as received, before parsing it.
+                     */
+                    "webhook-signature": components["parameters"]["WebhookSignature"];
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "evt_1776800000000Qa8XyTb2LmN4cV7pR9dKs3Wf",
+                     *       "type": "payout.failed",
+                     *       "createdAt": "2026-11-27T08:30:00.000Z",
+                     *       "data": {
+                     *         "id": "0f6e1d2c-3b4a-4958-8776-a5b4c3d2e1f0",
+                     *         "status": "FAILED",
+                     *         "amount": 312.5,
+                     *         "currency": "ETB",
+                     *         "itemCount": 27,
+                     *         "periodStart": "2026-11-25T21:00:00.000Z",
+                     *         "periodEnd": "2026-11-26T21:00:00.000Z",
+                     *         "createdAt": "2026-11-26T21:00:04.113Z",
+                     *         "paidAt": null,
+                     *         "bankReference": null,
+                     *         "failureReason": "Account closed"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PayoutFailedEvent"];
+                };
+            };
+            responses: {
+                /** @description Received. Any 2xx status acknowledges the event; the body is ignored. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Any other answer, or none within 10 seconds, is a failed attempt, retried with backoff for about 3 days (not for `webhook.test`). */
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -2080,7 +2323,7 @@ export interface components {
          * EventType
          * @enum {string}
          */
-        EventType: "payment_request.created" | "payment_request.approved" | "payment_request.rejected" | "payment_request.cancelled" | "payment_request.expired" | "transaction.refunded" | "transaction.captured" | "transaction.voided";
+        EventType: "payment_request.created" | "payment_request.approved" | "payment_request.rejected" | "payment_request.cancelled" | "payment_request.expired" | "transaction.refunded" | "transaction.captured" | "transaction.voided" | "payout.created" | "payout.paid" | "payout.failed";
         /** CreateWebhookEndpoint */
         CreateWebhookEndpoint: {
             /**
@@ -2145,10 +2388,12 @@ export interface components {
         };
         /**
          * Event
-         * @description A merchant event, exactly as a webhook delivers it. `data.paymentRequest` is the body of
-         *     `GET /api/v1/wallet/payment-request/{requestId}` when the event happened;
-         *     `data.transaction` (approved and refunded events) the body of `GET /api/v1/wallet/transaction/{transactionId}`.
-         *     Never a user, wallet or developer identifier.
+         * @description A merchant event, exactly as a webhook delivers it. For a payment request's or a
+         *     transaction's event, `data.paymentRequest` is the body of
+         *     `GET /api/v1/wallet/payment-request/{requestId}` when the event happened and
+         *     `data.transaction` (approved, refunded, captured and voided events) the body of
+         *     `GET /api/v1/wallet/transaction/{transactionId}`; for a `payout.*` event, `data` is the
+         *     body of `GET /api/v1/payouts/{payoutId}`. Never a user, wallet or developer identifier.
          */
         Event: {
             /** @description Also the `webhook-id` header; deduplicate on it. */
@@ -2159,7 +2404,7 @@ export interface components {
             data: {
                 paymentRequest: components["schemas"]["PaymentRequestStatus"];
                 transaction?: components["schemas"]["Transaction"];
-            };
+            } | components["schemas"]["Payout"];
         };
         /** EventPage */
         EventPage: {
@@ -2326,6 +2571,42 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
             data: components["schemas"]["TransactionEventData"];
+        };
+        /**
+         * PayoutCreatedEvent
+         * @description `payout.created`: your available balance in a currency became a payout at the cut-off; `data` is the payout (`PENDING`).
+         */
+        PayoutCreatedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "payout.created";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Payout"];
+        };
+        /**
+         * PayoutPaidEvent
+         * @description `payout.paid`: the payout was transferred to your bank; `data` is the payout (`PAID`, with `bankReference`).
+         */
+        PayoutPaidEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "payout.paid";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Payout"];
+        };
+        /**
+         * PayoutFailedEvent
+         * @description `payout.failed`: the payout could not be transferred; its amount is back in `available` (a `payout_reversal`); `data` is the payout (`FAILED`, with `failureReason`).
+         */
+        PayoutFailedEvent: {
+            id: components["schemas"]["EventId"];
+            /** @constant */
+            type: "payout.failed";
+            /** Format: date-time */
+            createdAt: string;
+            data: components["schemas"]["Payout"];
         };
         /**
          * WebhookTestEvent
