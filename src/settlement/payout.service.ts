@@ -136,19 +136,25 @@ const MARK_FAILED_SQL = `with p as (
        returning 1)
 select p.*, (select count(*) from bt)::int as moved from p`;
 
-/** One page of a payout's report: its items after the entry $2 (none: from the first), oldest first. */
-const REPORT_PAGE_SQL = `select bt.id, bt.type, bt.created_at as "createdAt", bt.transaction_id as "transactionId",
-       bt.payment_request_id as "paymentRequestId", bt.reference, bt.currency, bt.amount::text as amount, bt.fee::text as fee,
-       bt.net::text as net, pr.consent_receipt as "consentReceipt"
-  from payouts p
-  join balance_transactions bt
-    on bt.developer_id = p.developer_id and bt.currency = p.currency
-   and bt.created_at >= p.period_start and bt.created_at < p.period_end and bt.type <> 'payout'
+/**
+ * One page of a payout's report: its items (the developer's entries of its currency in
+ * [periodStart, periodEnd), its own payout entry excepted), oldest first, after the cursor (the
+ * previous page's last item: its time to the microsecond, as text, and id) when there is one. The
+ * bounds are constants (read once): the planner then walks balance_transactions_period_idx in
+ * order from the cursor and stops at the page's end, whatever the payout's size.
+ */
+const reportPageSql = (cursor: boolean): string => `select bt.id, bt.type, bt.created_at as "createdAt", bt.created_at::text as "cursorAt",
+       bt.transaction_id as "transactionId", bt.payment_request_id as "paymentRequestId", bt.reference, bt.currency,
+       bt.amount::text as amount, bt.fee::text as fee, bt.net::text as net, pr.consent_receipt as "consentReceipt"
+  from balance_transactions bt
   left join payment_requests pr on pr.id = bt.payment_request_id
- where p.id = ?::uuid and p.developer_id = ?::uuid
-   and (?::uuid is null or (bt.created_at, bt.id) > (select c.created_at, c.id from balance_transactions c where c.id = ?::uuid))
+ where bt.developer_id = ?::uuid and bt.currency = ?::bpchar and bt.type <> 'payout'
+   and bt.created_at >= ?::timestamptz and bt.created_at < ?::timestamptz
+   ${cursor ? 'and (bt.created_at, bt.id) > (?::timestamptz, ?::uuid)' : ''}
  order by bt.created_at, bt.id
  limit ?`;
+const REPORT_FIRST_PAGE_SQL = reportPageSql(false);
+const REPORT_NEXT_PAGE_SQL = reportPageSql(true);
 
 /** Payouts: made by a run (the schedule or an operator's `runPayouts`), read by their developer, settled by an operator. */
 export class PayoutService {
@@ -367,16 +373,25 @@ export class PayoutService {
    * payout is not the developer's. The items of a payout never change, so pages read at
    * different moments make one consistent report.
    */
-  async reportLines(em: EntityManager, developerId: string, id: string): Promise<AsyncGenerator<string>> {
-    await this.getForDeveloper(em, developerId, id);
+  async reportLines(em: EntityManager, developerId: string, id: string, pageSize = REPORT_PAGE): Promise<AsyncGenerator<string>> {
+    requireUuid(id);
+    const [payout] = await em.execute<Array<{ currency: string; start: string; end: string }>>(
+      'select currency, period_start::text as start, period_end::text as "end" from payouts where id = ? and developer_id = ?',
+      [id, developerId],
+    );
+    if (!payout) throw notFound('Payout not found');
+    const period = [developerId, payout.currency, payout.start, payout.end];
     return (async function* lines(): AsyncGenerator<string> {
       yield `${REPORT_HEADER}\r\n`;
-      let cursor: string | null = null;
+      let cursor: { at: string; id: string } | null = null;
       for (;;) {
-        const rows: Array<Parameters<typeof csvLine>[0]> = await em.execute(REPORT_PAGE_SQL, [id, developerId, cursor, cursor, REPORT_PAGE]);
+        const rows: Array<Parameters<typeof csvLine>[0] & { cursorAt: string }> = cursor
+          ? await em.execute(REPORT_NEXT_PAGE_SQL, [...period, cursor.at, cursor.id, pageSize])
+          : await em.execute(REPORT_FIRST_PAGE_SQL, [...period, pageSize]);
         if (rows.length > 0) yield rows.map(csvLine).join('');
-        if (rows.length < REPORT_PAGE) return;
-        cursor = rows.at(-1)!.id;
+        if (rows.length < pageSize) return;
+        const last = rows.at(-1)!;
+        cursor = { at: last.cursorAt, id: last.id };
       }
     })();
   }

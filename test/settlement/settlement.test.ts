@@ -196,6 +196,13 @@ describe('payouts', () => {
     for (const receipt of receipts) expect(text).toContain(receipt);
     expect(lines[4]).toMatch(/^[0-9a-f-]{36},refund,[^,]+,[0-9a-f-]{36},[0-9a-f-]{36},"order, with ""quotes""",ETB,-5.00,0.00,-5.00,eyJ/);
 
+    // Read a page of 1 or 2 items at a time (the cursor at the microsecond), it is the same report.
+    for (const pageSize of [1, 2, 4]) {
+      let paged = '';
+      for await (const chunk of await app.gateway.services.payouts.reportLines(app.db.orm.em.fork(), dev.developerId, payout.id, pageSize)) paged += chunk;
+      expect([pageSize, paged]).toEqual([pageSize, text]);
+    }
+
     // Another developer sees none of it.
     const other = await f.developer();
     expectError(await http(app.baseUrl, `/api/v1/payouts/${payout.id}`, { token: other.secretKey }), 404);
