@@ -3,6 +3,7 @@ import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -416,7 +417,7 @@ async function payoutReport(args: string[], io: MerchantIo): Promise<number> {
   const id = positionals[0];
   if (!id) throw new MerchantCommandError('a payout id is required: payout:report <payoutId> [--out FILE]');
   const gateway = new WalletGateway({ secretKey: conn.key, baseUrl: conn.url });
-  const stream = Readable.fromWeb((await gateway.payoutReport(id, { stream: true }).catch(rethrowRefusedKey)) as import('node:stream/web').ReadableStream<Uint8Array>);
+  const stream = Readable.fromWeb((await gateway.payoutReport(id, { stream: true }).catch(rethrowRefusedKey)) as WebReadableStream<Uint8Array>);
   if (values.out !== undefined) {
     let bytes = 0;
     stream.on('data', (chunk: Buffer) => (bytes += chunk.length));
