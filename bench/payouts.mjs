@@ -3,7 +3,7 @@
 // gateway's peak memory for the run and for the streamed report, and the report checked (one
 // line per item, Σ net = the payout's amount).
 //
-//   npm run build && node bench/payouts.mjs [--items 1000000] [--loop SECONDS]
+//   npm run build && node bench/payouts.mjs [--items 1000000] [--loop SECONDS] [--reuse] [--heap MiB]
 //
 // It makes its own database (`wg_bench_payouts` on BENCH_PG_URL, default
 // postgres://postgres@127.0.0.1:5432; never `test`), loads one developer's paid payment requests,
@@ -13,6 +13,8 @@
 // HTTP. Peak memory is the gateway process's VmHWM (/proc) before and after each phase. With
 // `--loop S` it then repeats the run and the report for S seconds (each time undoing the payout in
 // SQL), so the shared perf bar can be measured while a large payout is being made and read.
+// `--reuse` keeps the database a previous run loaded (its payouts undone); `--heap MiB` starts the
+// gateway with V8's old space capped there, which the report must then fit in.
 import { spawn, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
@@ -29,6 +31,8 @@ const opt = (name, fallback) => {
 };
 const ITEMS = Number(opt('items', '1000000'));
 const LOOP_S = Number(opt('loop', '0'));
+const REUSE = args.includes('--reuse');
+const HEAP = opt('heap', undefined);
 const BATCH = 50_000;
 const base = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
 const dbName = 'wg_bench_payouts';
@@ -69,61 +73,75 @@ function memoryOf(pid) {
 // A consent receipt's size (a compact EdDSA JWS of the claims: ~560 characters).
 const RECEIPT = `eyJhbGciOiJFZERTQSIsImtpZCI6InU1ZEZTbnVYc2VCRTNKNC1BX0pPY3A5b2xKODlWOWcxOU1iakJ5eDRueU0iLCJ0eXAiOiJjb25zZW50K2p3dCJ9.${'eyJwYXltZW50UmVxdWVzdElkIjoiM2YxYzJhOWUtN2I0ZC00YzFlLTlhNTMtMmQ4ZjZiMGU0YTE3IiwidHJhbnNhY3Rpb25JZCI6IjhkMmU2ZjFhLTRjM2ItNGY3ZS05YjEwLTVhNmM3ZDhlOWYwMSIsImFtb3VudCI6IjEyLjUwIiwiY3VycmVuY3kiOiJFVEIiLCJtZXJjaGFudE5hbWUiOiJDb3JuZXIgQ2Fmw6kiLCJ2ZXJpZmljYXRpb24iOiJwaW4iLCJpYXQiOjE3OTUzNzA0NDF9'}.-fHmmhmN65n1vTCMQO21CdDCA2zH0cWPe4n0fzAvBEHf4G9N6Bws91hWUFpIuqzYNSZwXC8ohyYkCTL9UhnTBA`;
 
-const admin = new pg.Client({ connectionString: `${base}/postgres` });
-await admin.connect();
-await admin.query(`drop database if exists ${dbName} with (force)`);
-await admin.query(`create database ${dbName}`);
-await admin.end();
-cli('migrate');
-const { developerId } = cli('developer:create', '--name', 'Bench Merchant');
-const { secretKey } = cli('key:issue', '--developer', developerId);
-const { walletId } = cli('user:create', '--username', 'bench_payer', '--phone', '0911999999', '--balance', '1');
-
+let developerId;
+let secretKey;
 const db = new pg.Client({ connectionString: url });
-await db.connect();
-log(`loading ${ITEMS.toLocaleString('en-US')} paid payment requests, transactions and balance transactions`);
-const loadStarted = performance.now();
-for (let from = 1; from <= ITEMS; from += BATCH) {
-  const to = Math.min(ITEMS, from + BATCH - 1);
-  await db.query(
-    `with g as (
-       select i, gen_random_uuid() as pr, gen_random_uuid() as tx, gen_random_uuid() as bt,
-              (100 + (i % 9900))::numeric / 100 as amount,
-              now() - interval '23 hours' + (i * (interval '23 hours' / $3)) as at
-         from generate_series($1::int, $2::int) i),
-     f as (select g.*, least(amount, round(amount * 2.9 / 100, 2) + 0.30) as fee from g),
-     pr as (
-       insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at,
-                                     expires_at, updated_at, transaction_id, reference, consent_receipt, code, payment_url)
-       select pr, $4, $5, amount, 'ETB', 'Bench order', 'Bench Shop', 'APPROVED', at, at + interval '5 minutes', at, tx,
-              'order-' || i, $6 || i, replace(pr::text, '-', ''), 'http://localhost:3000/pay/' || replace(pr::text, '-', '')
-         from f returning 1),
-     t as (
-       insert into transactions (id, payment_request_id, wallet_id, developer_id, amount, captured_amount, currency, status, type,
-                                 description, payment_provider, payment_reference, created_at, updated_at)
-       select tx, pr, $5, $4, amount, amount, 'ETB', 'COMPLETED', 'WALLET_PAYMENT', 'Bench order', 'WALLET',
-              'WPAY' || lpad(i::text, 12, '0') || '-BENCH1', at, at
-         from f returning 1)
-     insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, transaction_id, payment_request_id, reference, created_at)
-     select bt, $4, 'payment', amount, fee, amount - fee, 'ETB', tx, pr, 'order-' || i, at from f`,
-    [from, to, ITEMS, developerId, walletId, RECEIPT],
-  );
-  if (to % 200_000 === 0 || to === ITEMS) log(`  ${to.toLocaleString('en-US')}`);
+if (REUSE) {
+  await db.connect();
+  [{ developerId }] = (await db.query(`select developer_id as "developerId" from developer_balances order by balance desc limit 1`)).rows;
+  ({ secretKey } = cli('key:issue', '--developer', developerId));
+  for (const { id } of (await db.query('select id from payouts where developer_id = $1', [developerId])).rows) await undo(id);
+  await db.query('vacuum analyze balance_transactions');
+  log(`reusing ${dbName}: ${(await db.query('select count(*)::int as n from balance_transactions where developer_id = $1', [developerId])).rows[0].n} balance transactions`);
+} else {
+  const admin = new pg.Client({ connectionString: `${base}/postgres` });
+  await admin.connect();
+  await admin.query(`drop database if exists ${dbName} with (force)`);
+  await admin.query(`create database ${dbName}`);
+  await admin.end();
+  cli('migrate');
+  ({ developerId } = cli('developer:create', '--name', 'Bench Merchant'));
+  ({ secretKey } = cli('key:issue', '--developer', developerId));
+  const { walletId } = cli('user:create', '--username', 'bench_payer', '--phone', '0911999999', '--balance', '1');
+
+  await db.connect();
+  log(`loading ${ITEMS.toLocaleString('en-US')} paid payment requests, transactions and balance transactions`);
+  const loadStarted = performance.now();
+  for (let from = 1; from <= ITEMS; from += BATCH) {
+    const to = Math.min(ITEMS, from + BATCH - 1);
+    await db.query(
+      `with g as (
+         select i, gen_random_uuid() as pr, gen_random_uuid() as tx, gen_random_uuid() as bt,
+                (100 + (i % 9900))::numeric / 100 as amount,
+                now() - interval '23 hours' + (i * (interval '23 hours' / $3)) as at
+           from generate_series($1::int, $2::int) i),
+       f as (select g.*, least(amount, round(amount * 2.9 / 100, 2) + 0.30) as fee from g),
+       pr as (
+         insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at,
+                                       expires_at, updated_at, transaction_id, reference, consent_receipt, code, payment_url)
+         select pr, $4, $5, amount, 'ETB', 'Bench order', 'Bench Shop', 'APPROVED', at, at + interval '5 minutes', at, tx,
+                'order-' || i, $6 || i, replace(pr::text, '-', ''), 'http://localhost:3000/pay/' || replace(pr::text, '-', '')
+           from f returning 1),
+       t as (
+         insert into transactions (id, payment_request_id, wallet_id, developer_id, amount, captured_amount, currency, status, type,
+                                   description, payment_provider, payment_reference, created_at, updated_at)
+         select tx, pr, $5, $4, amount, amount, 'ETB', 'COMPLETED', 'WALLET_PAYMENT', 'Bench order', 'WALLET',
+                'WPAY' || lpad(i::text, 12, '0') || '-BENCH1', at, at
+           from f returning 1)
+       insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, transaction_id, payment_request_id, reference, created_at)
+       select bt, $4, 'payment', amount, fee, amount - fee, 'ETB', tx, pr, 'order-' || i, at from f`,
+      [from, to, ITEMS, developerId, walletId, RECEIPT],
+    );
+    if (to % 200_000 === 0 || to === ITEMS) log(`  ${to.toLocaleString('en-US')}`);
+  }
+  const [{ available }] = (
+    await db.query(
+      `insert into developer_balances (developer_id, currency, balance)
+       select $1, 'ETB', sum(net) from balance_transactions where developer_id = $1
+       returning balance::text as available`,
+      [developerId],
+    )
+  ).rows;
+  await db.query('vacuum analyze balance_transactions');
+  await db.query('vacuum analyze payment_requests');
+  log(`loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; available ${available} ETB`);
 }
-const [{ available }] = (
-  await db.query(
-    `insert into developer_balances (developer_id, currency, balance)
-     select $1, 'ETB', sum(net) from balance_transactions where developer_id = $1
-     returning balance::text as available`,
-    [developerId],
-  )
-).rows;
-await db.query('vacuum analyze balance_transactions');
-await db.query('vacuum analyze payment_requests');
-log(`loaded in ${((performance.now() - loadStarted) / 1000).toFixed(1)} s; available ${available} ETB`);
 
 const port = await freePort();
-const gateway = spawn(node, [path.join(root, 'dist/src/main.js')], { env: { ...env, PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit'] });
+const gateway = spawn(node, [...(HEAP ? [`--max-old-space-size=${HEAP}`] : []), path.join(root, 'dist/src/main.js')], {
+  env: { ...env, PORT: String(port) },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
 const baseUrl = `http://127.0.0.1:${port}`;
 for (let i = 0; ; i++) {
   try {
