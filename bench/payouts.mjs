@@ -13,6 +13,7 @@
 // HTTP. Peak memory is the gateway process's VmHWM (/proc) before and after each phase. With
 // `--loop S` it then repeats the run and the report for S seconds (each time undoing the payout in
 // SQL), so the shared perf bar can be measured while a large payout is being made and read.
+// `--loop-report` reads the report in each round too (by default only the run is repeated).
 // `--reuse` keeps the database a previous run loaded (its payouts undone); `--heap MiB` starts the
 // gateway with V8's old space capped there, which the report must then fit in.
 import { spawn, execFileSync } from 'node:child_process';
@@ -32,6 +33,8 @@ const opt = (name, fallback) => {
 const ITEMS = Number(opt('items', '1000000'));
 const LOOP_S = Number(opt('loop', '0'));
 const REUSE = args.includes('--reuse');
+/** With --loop: read the whole report in each round too (else only the payout run is repeated). */
+const LOOP_REPORT = args.includes('--loop-report');
 const HEAP = opt('heap', undefined);
 const BATCH = 50_000;
 const base = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432';
@@ -164,13 +167,14 @@ await fetch(`${baseUrl}/api/v1/balance`, { headers: { authorization: `Bearer ${s
 const idle = memoryOf(gateway.pid);
 log(`gateway up (pid ${gateway.pid}); memory: ${JSON.stringify(idle)}`);
 
-/** One payout run and one full report; returns the figures. */
-async function runAndReport() {
+/** One payout run and (unless `report` is false) one full report; returns the figures. */
+async function runAndReport(report = true) {
   let started = performance.now();
   const { runPayouts } = await graphql('mutation { runPayouts }');
   const runMs = performance.now() - started;
   const afterRun = memoryOf(gateway.pid);
   const [payout] = (await db.query(`select id, amount::text as amount, item_count from payouts where developer_id = $1 and status = 'PENDING'`, [developerId])).rows;
+  if (!report) return { payouts: runPayouts, items: payout.item_count, runMs: Math.round(runMs), afterRun, payoutId: payout.id };
   started = performance.now();
   const res = await fetch(`${baseUrl}/api/v1/payouts/${payout.id}/report`, { headers: { authorization: `Bearer ${secretKey}` } });
   if (res.status !== 200) throw new Error(`report answered ${res.status}`);
@@ -223,10 +227,11 @@ try {
     let payoutId = first.payoutId;
     while (Date.now() < until) {
       await undo(payoutId);
-      const r = await runAndReport();
+      const r = await runAndReport(LOOP_REPORT);
       payoutId = r.payoutId;
       rounds++;
-      log(`loop ${rounds}: run ${(r.runMs / 1000).toFixed(2)} s, report ${(r.reportMs / 1000).toFixed(1)} s, Σ net = amount: ${r.sumOfNetEqualsAmount}, gateway peak ${r.afterReport.peakMiB} MiB`);
+      if (LOOP_REPORT) log(`loop ${rounds}: run ${(r.runMs / 1000).toFixed(2)} s, report ${(r.reportMs / 1000).toFixed(1)} s, Σ net = amount: ${r.sumOfNetEqualsAmount}, gateway peak ${r.afterReport.peakMiB} MiB`);
+      else if (rounds % 20 === 0) log(`loop ${rounds}: runs of ${r.items.toLocaleString('en-US')} items, the last in ${(r.runMs / 1000).toFixed(2)} s`);
     }
   }
 } finally {
