@@ -6,6 +6,7 @@ import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
 import { paginate, type Page } from '../db/pagination.js';
+import { numbered } from '../db/numbered.js';
 import { Payout, PayoutStatus } from './payout.entity.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, requireNote, type ListPage } from './settlement.service.js';
 import { writePayoutEvent } from './payout-events.js';
@@ -76,18 +77,20 @@ const CANDIDATES_SQL = `select b.developer_id as "developerId", b.currency
  * the balance row's lock first), the payout dated after that lock, its `payout` balance
  * transaction, both ledger entries (DEVELOPER → DEVELOPER_PAYOUTS), and the account's cut-off moved
  * forward (never back, never to the same one). No row when available no longer covers it.
+ * Values: 1 payout id, 2 its entry's id, 3 developer, 4 currency, 5 amount, 6 item count,
+ * 7 period start, 8 the cut-off.
  */
 const MAKE_PAYOUT_SQL = `with bal as (
-       update developer_balances set balance = balance - ?::numeric, in_payouts = in_payouts + ?::numeric
-        where developer_id = ?::uuid and currency = ?::bpchar and balance >= ?::numeric
+       update developer_balances set balance = balance - $5::numeric, in_payouts = in_payouts + $5::numeric
+        where developer_id = $3::uuid and currency = $4::bpchar and balance >= $5::numeric
        returning clock_timestamp() as at),
      p as (
        insert into payouts (id, developer_id, currency, status, amount, item_count, period_start, period_end, created_at)
-       select ?::uuid, ?::uuid, ?::bpchar, 'PENDING', ?::numeric, ?::int, ?::timestamptz, ?::timestamptz, bal.at from bal
+       select $1::uuid, $3::uuid, $4::bpchar, 'PENDING', $5::numeric, $6::int, $7::timestamptz, $8::timestamptz, bal.at from bal
        returning *),
      bt as (
        insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, payout_id, created_at)
-       select ?::uuid, p.developer_id, 'payout', -p.amount, 0, -p.amount, p.currency, p.id, p.created_at from p
+       select $2::uuid, p.developer_id, 'payout', -p.amount, 0, -p.amount, p.currency, p.id, p.created_at from p
        returning 1),
      le as (
        insert into ledger_entries (kind, account, developer_id, amount, currency, payout_id)
@@ -95,8 +98,8 @@ const MAKE_PAYOUT_SQL = `with bal as (
        union all select 'PAYOUT', 'DEVELOPER_PAYOUTS', p.developer_id, p.amount, p.currency, p.id from p
        returning 1),
      moved as (
-       update payout_accounts set paid_out_until = ?::timestamptz
-        where developer_id = ?::uuid and currency = ?::bpchar and (paid_out_until is null or paid_out_until < ?::timestamptz)
+       update payout_accounts set paid_out_until = $8::timestamptz
+        where developer_id = $3::uuid and currency = $4::bpchar and (paid_out_until is null or paid_out_until < $8::timestamptz)
           and exists (select 1 from p)
        returning 1)
 select p.*, (select count(*) from bt)::int as "entriesWritten", (select count(*) from le)::int as "ledgerWritten",
@@ -240,25 +243,9 @@ export class PayoutService {
       );
       if (!period || period.count === 0 || !period.payable) return null;
       const id = randomUUID();
-      const [row] = await tem.execute<Array<Record<string, unknown> & { entriesWritten: number; ledgerWritten: number; moved: number }>>(MAKE_PAYOUT_SQL, [
-        period.amount,
-        period.amount,
-        developerId,
-        currency,
-        period.amount,
-        id,
-        developerId,
-        currency,
-        period.amount,
-        period.count,
-        account.paidOutUntil ?? period.first,
-        cutoff,
-        randomUUID(),
-        cutoff,
-        developerId,
-        currency,
-        cutoff,
-      ]);
+      const [row] = await tem.execute<Array<Record<string, unknown> & { entriesWritten: number; ledgerWritten: number; moved: number }>>(
+        ...numbered(MAKE_PAYOUT_SQL, [id, randomUUID(), developerId, currency, period.amount, period.count, account.paidOutUntil ?? period.first, cutoff]),
+      );
       if (!row) return null; // a refund since the sum left less available: the next run pays it
       if (row.entriesWritten !== 1 || row.ledgerWritten !== 2 || row.moved !== 1) throw new Error(`payout ${id} was not written whole`);
       const payout = tem.map(Payout, row);

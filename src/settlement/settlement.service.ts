@@ -6,6 +6,7 @@ import type { MerchantSide, Movement } from '../ledger/ledger.js';
 import { parseDecimal } from '../money.js';
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
+import { numbered } from '../db/numbered.js';
 import { BALANCE_TRANSACTION_COLUMNS, BALANCE_TRANSACTION_TYPES, type BalanceTransactionRow, type CurrencyBalance, type FeeSchedule } from './settlement.model.js';
 
 /*
@@ -52,59 +53,64 @@ export interface ListPage<T> {
  * Values: 1 entry id, 2 developer, 3 transaction, 4 gross, 5 currency, 6 default percent, 7 default fixed.
  */
 const CREDIT_PAYMENT_SQL = `with terms as (
-       select coalesce(fs.percent, ?::numeric) as percent, coalesce(fs.fixed, ?::numeric) as fixed
-         from (select) one left join fee_schedules fs on fs.developer_id = ?::uuid),
-     f as (select least(?::numeric, round(?::numeric * terms.percent / 100, 2) + terms.fixed) as fee from terms),
+       select coalesce(fs.percent, $6::numeric) as percent, coalesce(fs.fixed, $7::numeric) as fixed
+         from (select) one left join fee_schedules fs on fs.developer_id = $2::uuid),
+     f as (select least($4::numeric, round($4::numeric * terms.percent / 100, 2) + terms.fixed) as fee from terms),
      bal as (
        insert into developer_balances as b (developer_id, currency, balance)
-       select ?::uuid, ?::text, ?::numeric - f.fee from f
+       select $2::uuid, $5::text, $4::numeric - f.fee from f
        on conflict (developer_id, currency) do update set balance = b.balance + excluded.balance
        returning clock_timestamp() as at),
      bt as (
        insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, transaction_id, payment_request_id, reference, created_at)
-       select ?::uuid, ?::uuid, 'payment', ?::numeric, f.fee, ?::numeric - f.fee, ?::text, t.id, t.payment_request_id, pr.reference, bal.at
+       select $1::uuid, $2::uuid, 'payment', $4::numeric, f.fee, $4::numeric - f.fee, $5::text, t.id, t.payment_request_id, pr.reference, bal.at
          from bal, f, transactions t join payment_requests pr on pr.id = t.payment_request_id
-        where t.id = ?::uuid
+        where t.id = $3::uuid
        returning 1),
      le as (
        insert into ledger_entries (kind, account, transaction_id, developer_id, amount, currency)
-       select 'PAYMENT', 'DEVELOPER', ?::uuid, ?::uuid, ?::numeric, ?::text
-       union all select 'FEE', 'DEVELOPER', ?::uuid, ?::uuid, -f.fee, ?::text from f where f.fee > 0
-       union all select 'FEE', 'COMPANY', ?::uuid, null, f.fee, ?::text from f where f.fee > 0
+       select 'PAYMENT', 'DEVELOPER', $3::uuid, $2::uuid, $4::numeric, $5::text
+       union all select 'FEE', 'DEVELOPER', $3::uuid, $2::uuid, -f.fee, $5::text from f where f.fee > 0
+       union all select 'FEE', 'COMPANY', $3::uuid, null, f.fee, $5::text from f where f.fee > 0
        returning 1)
 select (select count(*) from bt)::int as written`;
 
 /**
  * A refund's merchant side: the available balance debited only if it covers the refund (the row
  * lock first), the `refund` balance transaction (amount and net negative, no fee) dated after the
- * lock, and the developer's ledger entry. No row when the balance does not cover it.
+ * lock, and the developer's ledger entry; `debited` 0 when the balance does not cover it.
+ * Values: 1 entry id, 2 developer, 3 transaction, 4 amount, 5 currency, 6 refund.
  */
 const DEBIT_REFUND_SQL = `with bal as (
-       update developer_balances set balance = balance - ?::numeric
-        where developer_id = ?::uuid and currency = ? and balance >= ?::numeric
+       update developer_balances set balance = balance - $4::numeric
+        where developer_id = $2::uuid and currency = $5 and balance >= $4::numeric
        returning clock_timestamp() as at),
      bt as (
        insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, transaction_id, refund_id, payment_request_id, reference, created_at)
-       select ?::uuid, ?::uuid, 'refund', -?::numeric, 0, -?::numeric, ?::text, t.id, ?::uuid, t.payment_request_id, pr.reference, bal.at
+       select $1::uuid, $2::uuid, 'refund', -$4::numeric, 0, -$4::numeric, $5::text, t.id, $6::uuid, t.payment_request_id, pr.reference, bal.at
          from bal, transactions t join payment_requests pr on pr.id = t.payment_request_id
-        where t.id = ?::uuid
+        where t.id = $3::uuid
        returning 1),
      le as (
        insert into ledger_entries (kind, account, transaction_id, refund_id, developer_id, amount, currency)
-       select 'REFUND', 'DEVELOPER', ?::uuid, ?::uuid, ?::uuid, -?::numeric, ?::text from bal
+       select 'REFUND', 'DEVELOPER', $3::uuid, $6::uuid, $2::uuid, -$4::numeric, $5::text from bal
        returning 1)
 select (select count(*) from bal)::int as debited, (select count(*) from bt)::int as written`;
 
-/** An operator's correction; the other side is the wallet company's account. `bal` is the balance change (see `adjust`). */
+/**
+ * An operator's correction: the balance change `bal` (see `adjust`), the `adjustment` balance
+ * transaction dated after its lock, and both ledger entries (the other side is the wallet
+ * company's account). Values: 1 entry id, 2 developer, 3 currency, 4 signed amount, 5 note.
+ */
 const adjustmentSql = (bal: string): string => `with bal as (${bal} returning clock_timestamp() as at),
      bt as (
        insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, reference, created_at)
-       select ?::uuid, ?::uuid, 'adjustment', ?::numeric, 0, ?::numeric, ?::text, ?::text, bal.at from bal
+       select $1::uuid, $2::uuid, 'adjustment', $4::numeric, 0, $4::numeric, $3::text, $5::text, bal.at from bal
        returning id),
      le as (
        insert into ledger_entries (kind, account, developer_id, amount, currency)
-       select 'ADJUSTMENT', 'DEVELOPER', ?::uuid, ?::numeric, ?::text from bal
-       union all select 'ADJUSTMENT', 'COMPANY', null, -?::numeric, ?::text from bal
+       select 'ADJUSTMENT', 'DEVELOPER', $2::uuid, $4::numeric, $3::text from bal
+       union all select 'ADJUSTMENT', 'COMPANY', null, -$4::numeric, $3::text from bal
        returning 1)
 select (select count(*) from bt)::int as written`;
 
@@ -124,53 +130,24 @@ export class SettlementService implements MerchantSide {
   constructor(private readonly config: Pick<Config, 'defaultFeePercent' | 'defaultFeeFixed' | 'maxAmount'>) {}
 
   async creditPayment(tem: EntityManager, m: Movement): Promise<void> {
-    const [row] = await tem.execute<Array<{ written: number }>>(CREDIT_PAYMENT_SQL, [
-      this.config.defaultFeePercent.toFixed(2),
-      this.config.defaultFeeFixed.toFixed(2),
-      m.developerId,
-      m.amount,
-      m.amount,
-      m.developerId,
-      m.currency,
-      m.amount,
-      randomUUID(),
-      m.developerId,
-      m.amount,
-      m.amount,
-      m.currency,
-      m.transactionId,
-      m.transactionId,
-      m.developerId,
-      m.amount,
-      m.currency,
-      m.transactionId,
-      m.developerId,
-      m.currency,
-      m.transactionId,
-      m.currency,
-    ]);
+    const [row] = await tem.execute<Array<{ written: number }>>(
+      ...numbered(CREDIT_PAYMENT_SQL, [
+        randomUUID(),
+        m.developerId,
+        m.transactionId,
+        m.amount,
+        m.currency,
+        this.config.defaultFeePercent.toFixed(2),
+        this.config.defaultFeeFixed.toFixed(2),
+      ]),
+    );
     if (row?.written !== 1) throw new Error(`no balance transaction written for transaction ${m.transactionId}`);
   }
 
   async debitRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void> {
-    const [row] = await tem.execute<Array<{ debited: number; written: number }>>(DEBIT_REFUND_SQL, [
-      m.amount,
-      m.developerId,
-      m.currency,
-      m.amount,
-      randomUUID(),
-      m.developerId,
-      m.amount,
-      m.amount,
-      m.currency,
-      m.refundId,
-      m.transactionId,
-      m.transactionId,
-      m.refundId,
-      m.developerId,
-      m.amount,
-      m.currency,
-    ]);
+    const [row] = await tem.execute<Array<{ debited: number; written: number }>>(
+      ...numbered(DEBIT_REFUND_SQL, [randomUUID(), m.developerId, m.transactionId, m.amount, m.currency, m.refundId]),
+    );
     if (row?.debited !== 1) throw new AppError('INSUFFICIENT_FUNDS', 'Developer settlement balance does not cover the refund');
     if (row.written !== 1) throw new Error(`no balance transaction written for refund ${m.refundId}`);
   }
@@ -292,26 +269,12 @@ export class SettlementService implements MerchantSide {
       const credit = amount > 0;
       // A credit may open the currency's balance; a debit must find it and leave it at 0 or more.
       const bal = credit
-        ? `insert into developer_balances as b (developer_id, currency, balance) values (?::uuid, ?::text, ?::numeric)
+        ? `insert into developer_balances as b (developer_id, currency, balance) values ($2::uuid, $3::text, $4::numeric)
            on conflict (developer_id, currency) do update set balance = b.balance + excluded.balance`
-        : `update developer_balances set balance = balance + ?::numeric
-            where developer_id = ?::uuid and currency = ?::text and balance + ?::numeric >= 0`;
-      const balValues = credit ? [developerId, currency, signed] : [signed, developerId, currency, signed];
+        : `update developer_balances set balance = balance + $4::numeric
+            where developer_id = $2::uuid and currency = $3::text and balance + $4::numeric >= 0`;
       const id = randomUUID();
-      const [row] = await tem.execute<Array<{ written: number }>>(adjustmentSql(bal), [
-        ...balValues,
-        id,
-        developerId,
-        signed,
-        signed,
-        currency,
-        note,
-        developerId,
-        signed,
-        currency,
-        signed,
-        currency,
-      ]);
+      const [row] = await tem.execute<Array<{ written: number }>>(...numbered(adjustmentSql(bal), [id, developerId, currency, signed, note]));
       if (row?.written !== 1) throw new AppError('INSUFFICIENT_FUNDS', `The developer's available ${currency} balance does not cover ${signed}`);
       const [written] = await tem.execute<BalanceTransactionRow[]>(`select ${BALANCE_TRANSACTION_COLUMNS} from balance_transactions bt where bt.id = ?`, [id]);
       return written!;

@@ -71,8 +71,8 @@ test('GET /events filters by type (repeated or comma-separated) and paymentReque
   expect(first.body).toMatchObject({ hasMore: true, nextAfter: first.body.data[0].id });
   expect(await summary(`type=payment_request.created&after=${first.body.nextAfter}`)).toEqual([`payment_request.created:${b}`, `payment_request.created:${c}`]);
   for (const [query, message] of [
-    ['type=payment_request.paid', 'Unknown event type "payment_request.paid"; known: payment_request.created, payment_request.approved, payment_request.rejected, payment_request.cancelled, payment_request.expired, transaction.refunded, transaction.captured, transaction.voided'],
-    ['type=webhook.test', 'Unknown event type "webhook.test"; known: payment_request.created, payment_request.approved, payment_request.rejected, payment_request.cancelled, payment_request.expired, transaction.refunded, transaction.captured, transaction.voided'],
+    ['type=payment_request.paid', 'Unknown event type "payment_request.paid"; known: payment_request.created, payment_request.approved, payment_request.rejected, payment_request.cancelled, payment_request.expired, transaction.refunded, transaction.captured, transaction.voided, payout.created, payout.paid, payout.failed'],
+    ['type=webhook.test', 'Unknown event type "webhook.test"; known: payment_request.created, payment_request.approved, payment_request.rejected, payment_request.cancelled, payment_request.expired, transaction.refunded, transaction.captured, transaction.voided, payout.created, payout.paid, payout.failed'],
     ['paymentRequestId=nope', 'paymentRequestId must be a UUID'],
   ]) {
     const res = await http(app.baseUrl, `/api/v1/events?${query}`, { token: dev.secretKey });
