@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { AccountService } from '../accounts/account.service.js';
+import type { AccountService } from './account.service.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { differenceOf, toAmountNumber } from '../money.js';

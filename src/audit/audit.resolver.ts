@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, Int, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { AuditService } from '../audit/audit.service.js';
+import type { AuditService } from './audit.service.js';
 import { Role } from '../auth/authorization.js';
 import type { Page } from '../db/pagination.js';
 import { AuditEntryConnection, AuditEntryView, AuditLogFilter } from './audit.types.js';

@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, Mutation, Resolver, UseMiddleware } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { ConsentService } from '../consent/consent.service.js';
+import type { ConsentService } from './consent.service.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { Audited } from '../audit/audit.middleware.js';

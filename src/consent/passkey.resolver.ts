@@ -1,7 +1,7 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { Context } from '../context.js';
-import type { PasskeyService } from '../consent/passkey.service.js';
+import type { PasskeyService } from './passkey.service.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { PasskeyView } from './passkey.types.js';

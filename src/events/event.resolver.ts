@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { EventService } from '../events/event.service.js';
+import type { EventService } from './event.service.js';
 import { CurrentDeveloper, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer } from '../auth/principal.js';
 import { EventDetailView, EventPageView } from './event.types.js';

@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { OperatorService } from '../operators/operator.service.js';
+import type { OperatorService } from './operator.service.js';
 import { Role } from '../auth/authorization.js';
 import type { Page } from '../db/pagination.js';
 import { Audited } from '../audit/audit.middleware.js';

@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { PaymentRequestService } from '../payment-requests/payment-request.service.js';
+import type { PaymentRequestService } from './payment-request.service.js';
 import { CurrentDeveloper, CurrentUser, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer, UserPrincipal as User } from '../auth/principal.js';
 import { ApprovalVerificationInput } from '../consent/consent.types.js';

@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { TransactionService } from '../transactions/transaction.service.js';
+import type { TransactionService } from './transaction.service.js';
 import { CurrentDeveloper, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal } from '../auth/principal.js';
 import { CaptureTransactionInput, TransactionView } from './transaction.types.js';

@@ -1,6 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
-import type { WebhookEndpointService } from '../webhooks/webhook-endpoint.service.js';
+import type { WebhookEndpointService } from './webhook-endpoint.service.js';
 import { CurrentDeveloper, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer } from '../auth/principal.js';
 import {
