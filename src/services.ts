@@ -12,7 +12,8 @@ import cluster from 'node:cluster';
 import { EventHub, LocalFeed, type OutboxFeed } from './events/event-hub.js';
 import { InProcessSource, PgListenSource } from './events/event-source.js';
 import { ClusterFeed } from './events/cluster-outbox.js';
-import { preparedRead } from './db/prepared.js';
+import { sql } from './db/sql.js';
+import { UnitsOfWork } from './db/unit-of-work.js';
 import { RateLimits } from './rate-limit.js';
 import { EventService } from './events/event.service.js';
 import { SecretBox } from './webhooks/secret-box.js';
@@ -25,15 +26,17 @@ import { AuditService } from './audit/audit.service.js';
 import { PasskeyService } from './consent/passkey.service.js';
 import { ConsentService } from './consent/consent.service.js';
 import { ConsentSigner } from './consent/consent-keys.js';
-import { PayerControls } from './consent/payer-controls.service.js';
+import { PayerControls } from './payer-controls/payer-controls.service.js';
 import { SettlementService } from './settlement/settlement.service.js';
 import { PayoutService } from './settlement/payout.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
   readonly config: Config;
-  /** A fresh EntityManager (one per operation). */
+  /** A fresh EntityManager, for the ORM's reads outside units of work (credential look-ups, the internal tools' lists). */
   forkEm(): EntityManager;
+  /** Opens the unit of work of one operation (src/db/unit-of-work.ts); its commits reach this instance's event hub. */
+  readonly works: UnitsOfWork;
   readonly payments: PaymentRequestService;
   readonly accounts: AccountService;
   /** Transaction PINs and the verification of every approval (src/consent). */
@@ -81,7 +84,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const feed: OutboxFeed = cluster.isWorker
     ? new ClusterFeed()
     : new LocalFeed(
-        (name, text, values) => preparedRead(forkEm(), name, text, values),
+        (name, text, values) => db.sql.run(sql(name, text), values),
         db.embedded ? new InProcessSource() : new PgListenSource(db.url, logger),
         logger,
         config.outboxPollIntervalMs,
@@ -93,9 +96,11 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     ...(lag ? { outboxLagSeconds: () => lag.seconds } : {}),
     database: forkEm,
   });
-  const eventHub = new EventHub(feed, db.orm, logger, {
+  const eventHub = new EventHub(feed, logger, {
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
   });
+  const works = new UnitsOfWork(db.sql, forkEm);
+  works.onCommit((committed) => eventHub.committed(committed));
   const keys = new SecretKeyVerifier(config, forkEm, logger);
   const settlement = new SettlementService(config);
   const transactions = new TransactionService(config.maxAmount, settlement);
@@ -124,6 +129,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   return {
     config,
     forkEm,
+    works,
     payments,
     accounts: new AccountService(config),
     consent,
@@ -143,6 +149,6 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     consentReceipts,
     payerControls: new PayerControls(payments),
     settlement,
-    payouts: new PayoutService(forkEm, config, logger.child({ component: 'payouts' })),
+    payouts: new PayoutService(works, config, logger.child({ component: 'payouts' })),
   };
 }

@@ -1,5 +1,7 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Tx } from '../db/unit-of-work.js';
+import { sql } from '../db/sql.js';
 import { AppError, notFound } from '../errors.js';
+import { merchantCreditSql } from '../settlement/merchant-credit.js';
 
 /** Money that moves between a wallet and a developer for one transaction. */
 export interface Movement {
@@ -14,32 +16,67 @@ export interface Movement {
 /**
  * The merchant's side of every movement (src/settlement/settlement.service.ts): its available
  * balance, the fee the wallet company takes, the balance transactions and their ledger entries.
- * This module moves the wallet's side and calls it, in the same database transaction, whenever
- * money reaches a merchant or leaves it for a payer.
+ * This module moves the wallet's side and hands the merchant's to it, in the same database
+ * transaction, whenever money reaches a merchant or leaves it for a payer.
  */
 export interface MerchantSide {
   /**
-   * `m.amount` (the gross) reached the merchant for transaction `m.transactionId`: the fee is
-   * taken, the net credited, the balance transaction and both sides of each ledger movement written.
+   * The values of a payment's merchant side inside this module's movement statement (its entry's
+   * id, the default fee's percent and fixed amount: the `merchantCreditSql` parameters besides the
+   * movement's own).
    */
-  creditPayment(tem: EntityManager, m: Movement): Promise<void>;
+  creditTerms(): [entryId: string, defaultPercent: string, defaultFixed: string];
+  /** `m.amount` (the gross) reached the merchant (a capture): fee, net, balance transaction and ledger entries. */
+  creditPayment(tx: Tx, m: Movement): Promise<void>;
   /** A refund of `m.amount` leaves the merchant's available balance (INSUFFICIENT_FUNDS when it does not cover it). */
-  debitRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void>;
+  debitRefund(tx: Tx, m: Movement & { refundId: string }): Promise<void>;
 }
 
 /**
- * A payment, inside the caller's database transaction: debits the wallet only if it is ACTIVE
- * and covers the amount (a conditional update; the CHECK constraint backs it), writes the wallet's
- * ledger entry and hands the gross to the merchant's side (fee, net, balance transaction). This
- * module and `merchant` (src/settlement) are the only places a balance changes.
+ * A payment's movement as one statement: the conditional debit of an ACTIVE wallet whose available
+ * balance (balance - held) covers the amount ($1), and only if it happened, the wallet's ledger
+ * entry and the merchant's side (src/settlement/merchant-credit.ts: the fee, the net credited,
+ * the balance transaction, the developer's and the wallet company's entries). `moved` is 0 when
+ * the wallet refused.
  */
-export async function movePayment(tem: EntityManager, m: Movement, merchant: MerchantSide): Promise<void> {
-  if (!(await debitWallet(tem, m))) {
-    await requireSpendable(tem, m);
-    if (!(await debitWallet(tem, m))) throw new Error('the locked wallet refused a debit it covers');
-  }
-  await writeWalletEntry(tem, 'PAYMENT', m, '-');
-  await merchant.creditPayment(tem, m);
+const MOVE_PAYMENT = sql<{ moved: number; written: number }>(
+  'ledger_move_payment',
+  `with debit as (
+     update wallets set balance = balance - $1::numeric, updated_at = now()
+      where id = $2 and status = 'ACTIVE' and balance - held >= $1::numeric returning id),
+   wallet_entry as (
+     insert into ledger_entries (kind, account, transaction_id, wallet_id, amount, currency)
+     select 'PAYMENT', 'WALLET', $5::uuid, $2, -$1::numeric, $4 from debit
+     returning 1),
+   ${merchantCreditSql({
+     entryId: '$6::uuid',
+     developer: '$3::uuid',
+     transaction: '$5::uuid',
+     gross: '$1::numeric',
+     currency: '$4::text',
+     percent: '$7::numeric',
+     fixed: '$8::numeric',
+     onlyIf: 'debit',
+   })}
+   select (select count(*) from debit)::int as moved, (select count(*) from bt)::int as written`,
+);
+
+/**
+ * A payment, inside the caller's database transaction: debits the wallet only if it is ACTIVE
+ * and covers the amount (a conditional update; the CHECK constraint backs it), and in the same
+ * statement writes the wallet's ledger entry and the merchant's side (`merchant`: fee, net,
+ * balance transaction, entries). This module and the merchant's side (src/settlement) are the
+ * only places a balance changes.
+ */
+export async function movePayment(tx: Tx, m: Movement, merchant: MerchantSide): Promise<void> {
+  const move = async () => {
+    const [row] = await tx.run(MOVE_PAYMENT, [m.amount, m.walletId, m.developerId, m.currency, m.transactionId, ...merchant.creditTerms()]);
+    if (row!.moved > 0 && row!.written !== 1) throw new Error(`no balance transaction written for transaction ${m.transactionId}`);
+    return row!.moved > 0;
+  };
+  if (await move()) return;
+  await requireSpendable(tx, m);
+  if (!(await move())) throw new Error('the locked wallet refused a debit it covers');
 }
 
 /**
@@ -50,9 +87,9 @@ export async function movePayment(tem: EntityManager, m: Movement, merchant: Mer
  * other approvals' transaction rows hold on this wallet, while they wait for this lock (a
  * deadlock). Returns when the wallet can spend it after all.
  */
-async function requireSpendable(tem: EntityManager, m: Movement): Promise<void> {
-  const [wallet] = await tem.execute<Array<{ status: string; covers: boolean }>>(
-    'select status, balance - held >= ?::numeric as covers from wallets where id = ? for no key update',
+async function requireSpendable(tx: Tx, m: Movement): Promise<void> {
+  const [wallet] = await tx.query<{ status: string; covers: boolean }>(
+    'select status, balance - held >= $1::numeric as covers from wallets where id = $2 for no key update',
     [m.amount, m.walletId],
   );
   if (!wallet) throw notFound('Wallet not found');
@@ -67,89 +104,75 @@ async function requireSpendable(tem: EntityManager, m: Movement): Promise<void> 
  * holds on one wallet, each sees the others' committed `held`), and the CHECK `held <= balance`
  * backs it.
  */
-export async function placeHold(tem: EntityManager, m: Movement): Promise<void> {
+export async function placeHold(tx: Tx, m: Movement): Promise<void> {
   const hold = () =>
-    tem.execute<unknown[]>(
-      `update wallets set held = held + ?::numeric, updated_at = now()
-        where id = ? and status = 'ACTIVE' and balance - held >= ?::numeric returning id`,
-      [m.amount, m.walletId, m.amount],
+    tx.query(
+      `update wallets set held = held + $1::numeric, updated_at = now()
+        where id = $2 and status = 'ACTIVE' and balance - held >= $1::numeric returning id`,
+      [m.amount, m.walletId],
     );
   if ((await hold()).length > 0) return;
-  await requireSpendable(tem, m);
+  await requireSpendable(tx, m);
   if ((await hold()).length === 0) throw new Error('the locked wallet refused a hold it covers');
 }
 
 /**
  * A capture of (part of) a hold, inside the caller's database transaction: the whole hold
- * (`held`) is released and `m.amount` (at most `held`) is debited from the wallet and handed to
- * the merchant's side (its fee is taken on the captured amount), with the ledger entries. The
+ * (`held`) is released and `m.amount` (at most `held`) is debited from the wallet (its ledger
+ * entry) and handed to the merchant's side (its fee is taken on the captured amount). The
  * wallet's status does not matter: the money was reserved while it was ACTIVE.
  */
-export async function captureHold(tem: EntityManager, m: Movement, held: string, merchant: MerchantSide): Promise<void> {
-  const debited = await tem.execute<unknown[]>(
-    `update wallets set balance = balance - ?::numeric, held = held - ?::numeric, updated_at = now()
-      where id = ? and held >= ?::numeric and ?::numeric <= ?::numeric returning id`,
-    [m.amount, held, m.walletId, held, m.amount, held],
+export async function captureHold(tx: Tx, m: Movement, held: string, merchant: MerchantSide): Promise<void> {
+  const debited = await tx.query(
+    `update wallets set balance = balance - $1::numeric, held = held - $2::numeric, updated_at = now()
+      where id = $3 and held >= $2::numeric and $1::numeric <= $2::numeric returning id`,
+    [m.amount, held, m.walletId],
   );
   if (debited.length === 0) throw new Error(`wallet ${m.walletId} does not hold ${held}`);
-  await writeWalletEntry(tem, 'PAYMENT', m, '-');
-  await merchant.creditPayment(tem, m);
+  await writeWalletEntry(tx, 'PAYMENT', m, '-');
+  await merchant.creditPayment(tx, m);
 }
 
 /** Gives a hold back (a void, or a hold past HOLD_TTL_HOURS), inside the caller's database transaction. */
-export async function releaseHold(tem: EntityManager, walletId: string, held: string): Promise<void> {
-  const released = await tem.execute<unknown[]>(
-    `update wallets set held = held - ?::numeric, updated_at = now() where id = ? and held >= ?::numeric returning id`,
-    [held, walletId, held],
+export async function releaseHold(tx: Tx, walletId: string, held: string): Promise<void> {
+  const released = await tx.query(
+    `update wallets set held = held - $1::numeric, updated_at = now() where id = $2 and held >= $1::numeric returning id`,
+    [held, walletId],
   );
   if (released.length === 0) throw new Error(`wallet ${walletId} does not hold ${held}`);
 }
 
 /**
- * The reverse of (part of) a payment: the wallet is credited back the gross and the merchant's
- * side debited, only if its available balance covers it (else INSUFFICIENT_FUNDS and everything
- * rolls back; the fee taken at payment is not returned); both sides are written to the ledger
- * under the refund. Wallet first, then developer, as in a payment: transactions that lock the
- * same rows in the same order cannot deadlock.
+ * The reverse of (part of) a payment: the wallet is credited back the gross (its ledger entry) and
+ * the merchant's side debited, only if its available balance covers it (else INSUFFICIENT_FUNDS
+ * and everything rolls back; the fee taken at payment is not returned). Wallet first, then
+ * developer, as in a payment: transactions that lock the same rows in the same order cannot deadlock.
  */
-export async function moveRefund(tem: EntityManager, m: Movement & { refundId: string }, merchant: MerchantSide): Promise<void> {
-  await tem.execute(`update wallets set balance = balance + ?::numeric, updated_at = now() where id = ?`, [m.amount, m.walletId]);
-  await writeWalletEntry(tem, 'REFUND', m, '', m.refundId);
-  await merchant.debitRefund(tem, m);
+export async function moveRefund(tx: Tx, m: Movement & { refundId: string }, merchant: MerchantSide): Promise<void> {
+  await tx.query(`update wallets set balance = balance + $1::numeric, updated_at = now() where id = $2`, [m.amount, m.walletId]);
+  await writeWalletEntry(tx, 'REFUND', m, '', m.refundId);
+  await merchant.debitRefund(tx, m);
 }
 
-/**
- * The conditional debit: only an ACTIVE wallet whose available balance (balance - held) covers
- * the amount (the CHECKs `balance >= 0` and `held <= balance` back it).
- */
-async function debitWallet(tem: EntityManager, m: Movement): Promise<boolean> {
-  const debited: unknown[] = await tem.execute(
-    `update wallets set balance = balance - ?::numeric, updated_at = now()
-      where id = ? and status = 'ACTIVE' and balance - held >= ?::numeric returning id`,
-    [m.amount, m.walletId, m.amount],
-  );
-  return debited.length > 0;
-}
-
-/** The wallet's side of a payment (`-`: the wallet pays) or a refund (`''`: it is paid back); the merchant's side writes the other. */
-async function writeWalletEntry(tem: EntityManager, kind: 'PAYMENT' | 'REFUND', m: Movement, sign: '-' | '', refundId: string | null = null): Promise<void> {
-  await tem.execute(
+/** The wallet's side of a capture (`-`: the wallet pays) or a refund (`''`: it is paid back); the merchant's side writes the other. */
+async function writeWalletEntry(tx: Tx, kind: 'PAYMENT' | 'REFUND', m: Movement, sign: '-' | '', refundId: string | null = null): Promise<void> {
+  await tx.query(
     `insert into ledger_entries (kind, account, transaction_id, refund_id, wallet_id, amount, currency)
-     values (?, 'WALLET', ?, ?, ?, ${sign}?::numeric, ?)`,
+     values ($1, 'WALLET', $2, $3, $4, ${sign}$5::numeric, $6)`,
     [kind, m.transactionId, refundId, m.walletId, m.amount, m.currency],
   );
 }
 
 /** Credits a wallet from an external source (a top-up), with its ledger entry. */
-export async function recordTopUp(tem: EntityManager, walletId: string, amount: string): Promise<void> {
-  const rows = await tem.execute<Array<{ currency: string }>>(
-    `update wallets set balance = balance + ?::numeric, updated_at = now() where id = ? returning currency`,
+export async function recordTopUp(tx: Tx, walletId: string, amount: string): Promise<void> {
+  const [wallet] = await tx.query<{ currency: string }>(
+    `update wallets set balance = balance + $1::numeric, updated_at = now() where id = $2 returning currency`,
     [amount, walletId],
   );
-  const wallet = rows[0];
   if (!wallet) throw notFound('Wallet not found');
-  await tem.execute(
-    `insert into ledger_entries (kind, account, wallet_id, amount, currency) values ('TOPUP', 'WALLET', ?, ?::numeric, ?)`,
-    [walletId, amount, wallet.currency],
-  );
+  await tx.query(`insert into ledger_entries (kind, account, wallet_id, amount, currency) values ('TOPUP', 'WALLET', $1, $2::numeric, $3)`, [
+    walletId,
+    amount,
+    wallet.currency,
+  ]);
 }

@@ -6,10 +6,11 @@ import { AppError } from '../errors.js';
 import { readJsonBody } from '../http/body.js';
 import type { GatewayState } from '../http/state.js';
 import type { Context } from '../context.js';
-import { REST_ROUTES, type RestRoute } from './routes.js';
+import { REST_ROUTES, type ReplyDeps, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
-import { claimFirst, fingerprint, inTransaction, parseIdempotencyKey, send, type IdempotencyStore, type RestResponse } from './idempotency.js';
+import { fingerprint, keyed, parseIdempotencyKey, send, type IdempotencyStore, type RestResponse } from './idempotency.js';
 import { graphqlOperationSpan, tracing } from '../observability/tracing.js';
+import { sendRateLimit } from '../http/operation-context.js';
 
 interface PreparedRoute {
   route: RestRoute;
@@ -37,6 +38,8 @@ export interface RestDeps {
   context(ctx: KoaContext): Promise<Context>;
   /** Idempotency-Key records of the POST routes. */
   idempotency: IdempotencyStore;
+  /** What routes' replies read besides their operation's answer (the payout report's lines). */
+  replies: ReplyDeps;
 }
 
 /**
@@ -71,6 +74,13 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
     const handler = async (ctx: KoaContext): Promise<void> => {
       ctx.state.route = `${route.method} /api/v1${route.path}`;
       const context = await deps.context(ctx);
+      try {
+        await answer(ctx, context);
+      } finally {
+        sendRateLimit(ctx, context);
+      }
+    };
+    const answer = async (ctx: KoaContext, context: Context): Promise<void> => {
       const body = route.body ? await readJsonBody(ctx) : undefined;
       const absent = route.optionalBody === true && body === undefined;
       if (route.body && !absent && (body === null || typeof body !== 'object' || Array.isArray(body))) {
@@ -81,15 +91,13 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       const principal = context.principal;
       if (header === undefined || principal.kind !== 'developer') {
         const response = await run(ctx, context, body, null);
-        if (route.reply && response.status === 200) await route.reply(ctx, response.body, context);
+        if (route.reply && response.status === 200) await route.reply(ctx, response.body, context, deps.replies);
         else send(ctx, response);
         return;
       }
       const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
       const call = { store: deps.idempotency, developerId: principal.developerId, key, print: fingerprint(route.method, ctx.path, body) };
-      const respond = () => run(ctx, context, body, key);
-      if (route.inTransaction) await inTransaction(ctx, context.em, call, respond);
-      else await claimFirst(ctx, call, respond);
+      await keyed(ctx, context.work, call, () => run(ctx, context, body, key));
     };
     if (route.method === 'GET') router.get(route.path, handler);
     else if (route.method === 'DELETE') router.delete(route.path, handler);

@@ -2,9 +2,21 @@ import { PAYMENT_REQUEST_STATUS_FIELDS } from '../payment-requests/payment-reque
 import { TRANSACTION_FIELDS } from '../transactions/transaction.types.js';
 import type { Context as KoaContext } from 'koa';
 import type { Context } from '../context.js';
+import type { Queryable } from '../db/sql.js';
 import { BALANCE_TRANSACTION_FIELDS, PAYOUT_FIELDS } from '../settlement/settlement.types.js';
 import { replyWithQrCode } from './qr-reply.js';
 import { replyWithPayoutReport } from './csv-reply.js';
+
+/** Where the payout report route's reply reads the report (src/settlement/payout.service.ts). */
+export interface PayoutReports {
+  /** The report's lines (NOT_FOUND before any when the payout is not the developer's). */
+  reportLines(q: Queryable, developerId: string, payoutId: string): Promise<AsyncGenerator<string>>;
+}
+
+/** What a route's `reply` reads besides the operation's answer and context (given by the server to the door). */
+export interface ReplyDeps {
+  readonly reports: PayoutReports;
+}
 
 /** A parsed query string: a repeated parameter arrives as a list. */
 export type QueryParams = Record<string, string | string[] | undefined>;
@@ -22,17 +34,9 @@ export interface RestRoute {
   readonly optionalBody?: boolean;
   /**
    * How a successful answer is sent when it is not the root field as JSON (GET routes only): the
-   * QR route draws its `paymentUrl` as an image, the payout report streams CSV (with the
-   * operation's context: who asked, its EntityManager). Errors are the Error body as on every route.
+   * QR route draws its `paymentUrl` as an image. Errors are the Error body as on every route.
    */
-  readonly reply?: (ctx: KoaContext, value: unknown, context: Context) => Promise<void>;
-  /**
-   * POST routes whose operation writes with `runInTransaction` (src/db/prepared.ts): the door runs
-   * it inside a transaction of its own with the Idempotency-Key's claim and record, one commit
-   * (src/rest/idempotency.ts `inTransaction`). Other POST routes are claimed by the door before
-   * the operation runs (`claimFirst`).
-   */
-  readonly inTransaction?: boolean;
+  readonly reply?: (ctx: KoaContext, value: unknown, context: Context, deps: ReplyDeps) => Promise<void>;
   /** Path parameters, body, Idempotency-Key and query → operation variables. */
   variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null, query?: QueryParams): Record<string, unknown>;
 }
@@ -64,7 +68,6 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     path: '/wallet/request-payment',
     body: true,
-    inTransaction: true,
     operation: `mutation RequestPayment($input: RequestPaymentInput!, $idempotencyKey: String) {
       requestPayment(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt paymentUrl }
     }`,
@@ -74,7 +77,6 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     path: '/wallet/payment-links',
     body: true,
-    inTransaction: true,
     operation: `mutation CreatePaymentLink($input: PaymentLinkInput!, $idempotencyKey: String) {
       createPaymentLink(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt paymentUrl }
     }`,

@@ -1,4 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { UnitOfWork } from '../db/unit-of-work.js';
 import type { Logger } from 'pino';
 import { PollLoop } from '../background/poll-loop.js';
 import { cutoffsDue, type CutoffSetting } from './cutoff.js';
@@ -25,7 +25,8 @@ export class PayoutSchedule {
 
   constructor(
     private readonly payouts: PayoutService,
-    private readonly forkEm: () => EntityManager,
+    /** Opens the unit of work of one look. */
+    private readonly begin: () => UnitOfWork,
     private readonly settings: CutoffSetting & { intervalSeconds: number },
     private readonly log: Logger,
   ) {
@@ -48,8 +49,8 @@ export class PayoutSchedule {
   async runOnce(): Promise<PayoutScheduleRun> {
     const done: PayoutScheduleRun = { cutoffs: [], made: 0 };
     try {
-      const em = this.forkEm();
-      const [clock] = await em.execute<Array<{ now: Date; last: Date | null }>>('select now() as now, (select max(cutoff) from payout_runs) as last');
+      const work = this.begin();
+      const [clock] = await work.query<{ now: Date; last: Date | null }>('select now() as now, (select max(cutoff) from payout_runs) as last');
       const due = cutoffsDue(clock!.last === null ? null : new Date(clock!.last), new Date(clock!.now), this.settings);
       for (const cutoff of due) {
         const result = await this.payouts.run(cutoff.toISOString());
@@ -58,7 +59,7 @@ export class PayoutSchedule {
           this.log.warn({ cutoff: cutoff.toISOString(), made: result.made, failed: result.failed }, 'payout run incomplete; retrying at the next look');
           break;
         }
-        await em.execute('insert into payout_runs (cutoff, payouts) values (?, ?) on conflict (cutoff) do nothing', [cutoff.toISOString(), result.made]);
+        await work.query('insert into payout_runs (cutoff, payouts) values ($1, $2) on conflict (cutoff) do nothing', [cutoff.toISOString(), result.made]);
         done.cutoffs.push(cutoff);
         this.log.info({ cutoff: cutoff.toISOString(), payouts: result.made }, 'payouts made');
       }

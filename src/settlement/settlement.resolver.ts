@@ -2,6 +2,9 @@ import DataLoader from 'dataloader';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { Arg, Authorized, Ctx, FieldResolver, Float, ID, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
 import type { Context } from '../context.js';
+import type { Config } from '../config.js';
+import type { SettlementService } from './settlement.service.js';
+import type { PayoutService } from './payout.service.js';
 import { CurrentDeveloper, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer } from '../auth/principal.js';
 import { Audited, AuditedOnItsOwn } from '../audit/audit.middleware.js';
@@ -25,10 +28,16 @@ import { PayoutStatus } from './payout.entity.js';
 /** The developer's settlement reads (secret key): its balance, balance transactions and payouts. */
 @Resolver()
 export class SettlementResolver {
+  constructor(
+    private readonly settlement: SettlementService,
+    private readonly payouts: PayoutService,
+    private readonly config: Config,
+  ) {}
+
   @Authorized(Role.DEVELOPER)
   @Query(() => BalanceView, { description: 'Developer (secret key): my balance per currency (available, in payouts). REST: GET /api/v1/balance.' })
   async balance(@Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<BalanceView> {
-    const balances = await ctx.services.settlement.balance(ctx.em, dev.developerId);
+    const balances = await this.settlement.balance(ctx.work, dev.developerId);
     return Object.assign(new BalanceView(), { balances: balances.map(CurrencyBalanceView.from) });
   }
 
@@ -48,7 +57,7 @@ export class SettlementResolver {
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
   ): Promise<BalanceTransactionPage> {
     return BalanceTransactionPage.from(
-      await ctx.services.settlement.search(ctx.em, dev.developerId, { type, payoutId, createdFrom, createdTo }, after, limit),
+      await this.settlement.search(ctx.work, dev.developerId, { type, payoutId, createdFrom, createdTo }, after, limit),
     );
   }
 
@@ -65,7 +74,7 @@ export class SettlementResolver {
     @Arg('after', () => String, { nullable: true, description: "The previous page's nextAfter." }) after?: string | null,
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
   ): Promise<PayoutPage> {
-    return PayoutPage.from(await ctx.services.payouts.search(ctx.em, dev.developerId, { status, createdFrom, createdTo }, after, limit));
+    return PayoutPage.from(await this.payouts.search(ctx.work, dev.developerId, { status, createdFrom, createdTo }, after, limit));
   }
 
   @Authorized(Role.DEVELOPER)
@@ -78,7 +87,7 @@ export class SettlementResolver {
     @CurrentDeveloper() dev: Developer,
     @Arg('outcome', () => PayoutStatus, { nullable: true, description: 'PENDING (default), PAID or FAILED.' }) outcome?: PayoutStatus | null,
   ): Promise<PayoutView> {
-    return PayoutView.from(await ctx.services.payouts.sandboxPayout(ctx.em, ctx.services.config.appEnv, dev.developerId, outcome ?? PayoutStatus.PENDING));
+    return PayoutView.from(await this.payouts.sandboxPayout(ctx.work, this.config.appEnv, dev.developerId, outcome ?? PayoutStatus.PENDING));
   }
 
   @Authorized(Role.DEVELOPER)
@@ -86,7 +95,7 @@ export class SettlementResolver {
     description: 'Developer (secret key): one of my payouts (its report: REST GET /api/v1/payouts/{payoutId}/report, text/csv). REST: GET /api/v1/payouts/{payoutId}.',
   })
   async payout(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<PayoutView> {
-    return PayoutView.from(await ctx.services.payouts.getForDeveloper(ctx.em, dev.developerId, id));
+    return PayoutView.from(await this.payouts.getForDeveloper(ctx.work, dev.developerId, id));
   }
 }
 
@@ -95,6 +104,11 @@ export class SettlementResolver {
 @UseMiddleware(Audited)
 @Resolver()
 export class SettlementAdminResolver {
+  constructor(
+    private readonly settlement: SettlementService,
+    private readonly payoutService: PayoutService,
+  ) {}
+
   @Mutation(() => FeeScheduleView, {
     description: "Sets a developer's fee (percent 0 to 10 and fixed at least 0, each with at most 2 decimals) for payments from now on.",
   })
@@ -104,7 +118,7 @@ export class SettlementAdminResolver {
     @Arg('fixed', () => Float) fixed: number,
     @Ctx() ctx: Context,
   ): Promise<FeeScheduleView> {
-    return FeeScheduleView.from(await ctx.services.settlement.setFeeSchedule(ctx.em, developerId, percent, fixed));
+    return FeeScheduleView.from(await this.settlement.setFeeSchedule(ctx.work, developerId, percent, fixed));
   }
 
   @Query(() => PayoutConnection, { description: 'Payouts, newest first, filtered by status and developer.' })
@@ -114,19 +128,19 @@ export class SettlementAdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<PayoutView>> {
-    return mapPage(await ctx.services.payouts.list(ctx.em, filter ?? {}, first, after), PayoutView.from);
+    return mapPage(await this.payoutService.list(ctx.work.em, filter ?? {}, first, after), PayoutView.from);
   }
 
   @Mutation(() => PayoutView, { description: "Marks a PENDING payout PAID with the bank's reference of the transfer (CONFLICT when it is not PENDING)." })
   async markPayoutPaid(@Arg('id', () => ID) id: string, @Arg('bankReference', () => String) bankReference: string, @Ctx() ctx: Context): Promise<PayoutView> {
-    return PayoutView.from(await ctx.services.payouts.markPaid(ctx.em, id, bankReference));
+    return PayoutView.from(await this.payoutService.markPaid(ctx.work, id, bankReference));
   }
 
   @Mutation(() => PayoutView, {
     description: 'Marks a PENDING payout FAILED: its amount returns to available as a payout_reversal (CONFLICT when it is not PENDING).',
   })
   async markPayoutFailed(@Arg('id', () => ID) id: string, @Arg('reason', () => String) reason: string, @Ctx() ctx: Context): Promise<PayoutView> {
-    return PayoutView.from(await ctx.services.payouts.markFailed(ctx.em, id, reason));
+    return PayoutView.from(await this.payoutService.markFailed(ctx.work, id, reason));
   }
 
   @Mutation(() => BalanceTransactionView, {
@@ -140,7 +154,7 @@ export class SettlementAdminResolver {
     @Arg('reason', () => String, { description: "1-500 characters; the developer sees it as the entry's reference." }) reason: string,
     @Ctx() ctx: Context,
   ): Promise<BalanceTransactionView> {
-    return BalanceTransactionView.from(await ctx.services.settlement.adjust(ctx.em, developerId, currency, amount, reason));
+    return BalanceTransactionView.from(await this.settlement.adjust(ctx.work, developerId, currency, amount, reason));
   }
 }
 
@@ -149,9 +163,11 @@ export class SettlementAdminResolver {
 @UseMiddleware(AuditedOnItsOwn)
 @Resolver()
 export class PayoutRunResolver {
+  constructor(private readonly payouts: PayoutService) {}
+
   @Mutation(() => Int, { description: 'Makes the payouts due now, with now as the cut-off; the number made.' })
-  async runPayouts(@Ctx() ctx: Context): Promise<number> {
-    return ctx.services.payouts.runNow();
+  async runPayouts(): Promise<number> {
+    return this.payouts.runNow();
   }
 }
 
@@ -171,10 +187,12 @@ const feeLoader = (em: EntityManager) =>
 @Authorized(Role.ADMIN)
 @Resolver(() => DeveloperView)
 export class DeveloperFeeGraph {
+  constructor(private readonly settlement: SettlementService) {}
+
   @FieldResolver(() => FeeScheduleView, { description: 'The fee schedule in force: its own (setFeeSchedule) or the defaults.' })
   async fee(@Root() developer: DeveloperView, @Ctx() ctx: Context): Promise<FeeScheduleView> {
     const row = await ctx.scoped(feeLoader).load(developer.id);
-    return FeeScheduleView.from(ctx.services.settlement.feeScheduleOf(row ? { ...row, updatedAt: new Date(row.updatedAt) } : null));
+    return FeeScheduleView.from(this.settlement.feeScheduleOf(row ? { ...row, updatedAt: new Date(row.updatedAt) } : null));
   }
 }
 

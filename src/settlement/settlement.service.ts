@@ -1,12 +1,13 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
+import { sql, type Queryable } from '../db/sql.js';
+import type { Tx, UnitOfWork } from '../db/unit-of-work.js';
+import { merchantCreditSql } from './merchant-credit.js';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import type { MerchantSide, Movement } from '../ledger/ledger.js';
 import { parseDecimal } from '../money.js';
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
-import { numbered } from '../db/numbered.js';
 import { BALANCE_TRANSACTION_COLUMNS, BALANCE_TRANSACTION_TYPES, type BalanceTransactionRow, type CurrencyBalance, type FeeSchedule } from './settlement.model.js';
 
 /*
@@ -44,36 +45,23 @@ export interface ListPage<T> {
 }
 
 /**
- * The merchant's side of a payment (approval of an AUTOMATIC request, capture of a MANUAL one):
- * in one statement, the fee under the developer's schedule (or the defaults) —
- * round_half_up(gross × percent / 100, 2) + fixed, at most the gross, in NUMERIC — the net
- * credited to the available balance (the row lock first), the `payment` balance transaction
- * dated after that lock, and the ledger: the developer credited the gross, then the fee moved
- * from the developer to the wallet company's account (both sides; none for a zero fee).
- * Values: 1 entry id, 2 developer, 3 transaction, 4 gross, 5 currency, 6 default percent, 7 default fixed.
+ * The merchant's side of a capture, on its own (an approval's rides in the ledger's movement
+ * statement): src/settlement/merchant-credit.ts. Values: 1 entry id, 2 developer, 3 transaction,
+ * 4 gross, 5 currency, 6 default percent, 7 default fixed.
  */
-const CREDIT_PAYMENT_SQL = `with terms as (
-       select coalesce(fs.percent, $6::numeric) as percent, coalesce(fs.fixed, $7::numeric) as fixed
-         from (select) one left join fee_schedules fs on fs.developer_id = $2::uuid),
-     f as (select least($4::numeric, round($4::numeric * terms.percent / 100, 2) + terms.fixed) as fee from terms),
-     bal as (
-       insert into developer_balances as b (developer_id, currency, balance)
-       select $2::uuid, $5::text, $4::numeric - f.fee from f
-       on conflict (developer_id, currency) do update set balance = b.balance + excluded.balance
-       returning clock_timestamp() as at),
-     bt as (
-       insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, transaction_id, payment_request_id, reference, created_at)
-       select $1::uuid, $2::uuid, 'payment', $4::numeric, f.fee, $4::numeric - f.fee, $5::text, t.id, t.payment_request_id, pr.reference, bal.at
-         from bal, f, transactions t join payment_requests pr on pr.id = t.payment_request_id
-        where t.id = $3::uuid
-       returning 1),
-     le as (
-       insert into ledger_entries (kind, account, transaction_id, developer_id, amount, currency)
-       select 'PAYMENT', 'DEVELOPER', $3::uuid, $2::uuid, $4::numeric, $5::text
-       union all select 'FEE', 'DEVELOPER', $3::uuid, $2::uuid, -f.fee, $5::text from f where f.fee > 0
-       union all select 'FEE', 'COMPANY', $3::uuid, null, f.fee, $5::text from f where f.fee > 0
-       returning 1)
-select (select count(*) from bt)::int as written`;
+const CREDIT_PAYMENT = sql<{ written: number }>(
+  'settlement_credit_payment',
+  `with ${merchantCreditSql({
+    entryId: '$1::uuid',
+    developer: '$2::uuid',
+    transaction: '$3::uuid',
+    gross: '$4::numeric',
+    currency: '$5::text',
+    percent: '$6::numeric',
+    fixed: '$7::numeric',
+  })}
+   select (select count(*) from bt)::int as written`,
+);
 
 /**
  * A refund's merchant side: the available balance debited only if it covers the refund (the row
@@ -81,7 +69,9 @@ select (select count(*) from bt)::int as written`;
  * lock, and the developer's ledger entry; `debited` 0 when the balance does not cover it.
  * Values: 1 entry id, 2 developer, 3 transaction, 4 amount, 5 currency, 6 refund.
  */
-const DEBIT_REFUND_SQL = `with bal as (
+const DEBIT_REFUND = sql<{ debited: number; written: number }>(
+  'settlement_debit_refund',
+  `with bal as (
        update developer_balances set balance = balance - $4::numeric
         where developer_id = $2::uuid and currency = $5 and balance >= $4::numeric
        returning clock_timestamp() as at),
@@ -95,7 +85,8 @@ const DEBIT_REFUND_SQL = `with bal as (
        insert into ledger_entries (kind, account, transaction_id, refund_id, developer_id, amount, currency)
        select 'REFUND', 'DEVELOPER', $3::uuid, $6::uuid, $2::uuid, -$4::numeric, $5::text from bal
        returning 1)
-select (select count(*) from bal)::int as debited, (select count(*) from bt)::int as written`;
+select (select count(*) from bal)::int as debited, (select count(*) from bt)::int as written`,
+);
 
 /**
  * An operator's correction: the balance change `bal` (see `adjust`), the `adjustment` balance
@@ -129,25 +120,18 @@ export function requireNote(value: unknown, field: string, max: number): string 
 export class SettlementService implements MerchantSide {
   constructor(private readonly config: Pick<Config, 'defaultFeePercent' | 'defaultFeeFixed' | 'maxAmount'>) {}
 
-  async creditPayment(tem: EntityManager, m: Movement): Promise<void> {
-    const [row] = await tem.execute<Array<{ written: number }>>(
-      ...numbered(CREDIT_PAYMENT_SQL, [
-        randomUUID(),
-        m.developerId,
-        m.transactionId,
-        m.amount,
-        m.currency,
-        this.config.defaultFeePercent.toFixed(2),
-        this.config.defaultFeeFixed.toFixed(2),
-      ]),
-    );
+  creditTerms(): [string, string, string] {
+    return [randomUUID(), this.config.defaultFeePercent.toFixed(2), this.config.defaultFeeFixed.toFixed(2)];
+  }
+
+  async creditPayment(tx: Tx, m: Movement): Promise<void> {
+    const [entryId, percent, fixed] = this.creditTerms();
+    const [row] = await tx.run(CREDIT_PAYMENT, [entryId, m.developerId, m.transactionId, m.amount, m.currency, percent, fixed]);
     if (row?.written !== 1) throw new Error(`no balance transaction written for transaction ${m.transactionId}`);
   }
 
-  async debitRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void> {
-    const [row] = await tem.execute<Array<{ debited: number; written: number }>>(
-      ...numbered(DEBIT_REFUND_SQL, [randomUUID(), m.developerId, m.transactionId, m.amount, m.currency, m.refundId]),
-    );
+  async debitRefund(tx: Tx, m: Movement & { refundId: string }): Promise<void> {
+    const [row] = await tx.run(DEBIT_REFUND, [randomUUID(), m.developerId, m.transactionId, m.amount, m.currency, m.refundId]);
     if (row?.debited !== 1) throw new AppError('INSUFFICIENT_FUNDS', 'Developer settlement balance does not cover the refund');
     if (row.written !== 1) throw new Error(`no balance transaction written for refund ${m.refundId}`);
   }
@@ -164,13 +148,13 @@ export class SettlementService implements MerchantSide {
    * most 2 decimals; it applies to payments from now on (a payment's fee is kept with its balance
    * transaction). NOT_FOUND for an unknown developer.
    */
-  async setFeeSchedule(em: EntityManager, developerId: string, percent: number, fixed: number): Promise<FeeSchedule> {
+  async setFeeSchedule(q: Queryable, developerId: string, percent: number, fixed: number): Promise<FeeSchedule> {
     requireUuid(developerId, 'developerId');
     const p = parseDecimal(percent, 'percent', 0, 10);
     const f = parseDecimal(fixed, 'fixed', 0, this.config.maxAmount);
-    const [row] = await em.execute<Array<{ percent: string; fixed: string; updatedAt: Date }>>(
+    const [row] = await q.query<{ percent: string; fixed: string; updatedAt: Date }>(
       `insert into fee_schedules (developer_id, percent, fixed, updated_at)
-       select d.id, ?::numeric, ?::numeric, now() from developers d where d.id = ?
+       select d.id, $1::numeric, $2::numeric, now() from developers d where d.id = $3
        on conflict (developer_id) do update set percent = excluded.percent, fixed = excluded.fixed, updated_at = excluded.updated_at
        returning percent::text as percent, fixed::text as fixed, updated_at as "updatedAt"`,
       [p, f, developerId],
@@ -180,10 +164,10 @@ export class SettlementService implements MerchantSide {
   }
 
   /** The developer's available balance and what its PENDING payouts hold, per currency. */
-  async balance(em: EntityManager, developerId: string): Promise<CurrencyBalance[]> {
-    return em.execute<CurrencyBalance[]>(
+  async balance(q: Queryable, developerId: string): Promise<CurrencyBalance[]> {
+    return q.query<CurrencyBalance>(
       `select currency, balance::text as available, in_payouts::text as "inPayouts"
-         from developer_balances where developer_id = ? order by currency`,
+         from developer_balances where developer_id = $1 order by currency`,
       [developerId],
     );
   }
@@ -195,7 +179,7 @@ export class SettlementService implements MerchantSide {
    * `after` (the previous page's `nextAfter`; compared in the database, to the microsecond).
    */
   async search(
-    em: EntityManager,
+    q: Queryable,
     developerId: string,
     filter: BalanceTransactionFilter,
     after: string | null | undefined,
@@ -212,14 +196,14 @@ export class SettlementService implements MerchantSide {
     const to = filter.createdTo == null ? null : parseIsoTime(filter.createdTo, 'createdTo');
     const cursor = after == null ? null : requireUuid(after, 'after');
     if (payoutId) {
-      const [known] = await em.execute('select 1 from payouts where id = ? and developer_id = ?', [payoutId, developerId]);
+      const [known] = await q.query('select 1 from payouts where id = $1 and developer_id = $2', [payoutId, developerId]);
       if (!known) throw notFound('payoutId names no payout of yours');
     }
     const where: string[] = [];
     const values: unknown[] = [];
-    const and = (sql: string, ...v: unknown[]): void => {
-      where.push(sql);
-      values.push(...v);
+    /** A condition whose `?` placeholders become the next $n. */
+    const and = (condition: string, ...v: unknown[]): void => {
+      where.push(condition.replace(/\?/g, () => `$${values.push(v.shift()) }`));
     };
     and('bt.developer_id = ?', developerId);
     if (type !== null) and('bt.type = ?', type);
@@ -237,13 +221,13 @@ export class SettlementService implements MerchantSide {
     if (cursor) {
       and('(bt.created_at, bt.id) < (select c.created_at, c.id from balance_transactions c where c.id = ? and c.developer_id = ?)', cursor, developerId);
     }
-    const rows = await em.execute<BalanceTransactionRow[]>(
+    const rows = await q.query<BalanceTransactionRow>(
       `select ${BALANCE_TRANSACTION_COLUMNS} from balance_transactions bt
-        where ${where.join(' and ')} order by bt.created_at desc, bt.id desc limit ?`,
+        where ${where.join(' and ')} order by bt.created_at desc, bt.id desc limit $${values.length + 1}`,
       [...values, n + 1],
     );
     if (cursor && rows.length === 0) {
-      const [known] = await em.execute('select 1 from balance_transactions where id = ? and developer_id = ?', [cursor, developerId]);
+      const [known] = await q.query('select 1 from balance_transactions where id = $1 and developer_id = $2', [cursor, developerId]);
       if (!known) throw notFound('after names no balance transaction of yours');
     }
     const data = rows.slice(0, n);
@@ -257,14 +241,14 @@ export class SettlementService implements MerchantSide {
    * company's account, a debit goes to it, and a debit never takes the balance below zero
    * (INSUFFICIENT_FUNDS). NOT_FOUND for an unknown developer.
    */
-  async adjust(em: EntityManager, developerId: string, currency: string, amount: number, reason: string): Promise<BalanceTransactionRow> {
+  async adjust(work: UnitOfWork, developerId: string, currency: string, amount: number, reason: string): Promise<BalanceTransactionRow> {
     requireUuid(developerId, 'developerId');
     if (typeof currency !== 'string' || !CURRENCY.test(currency)) throw badInput('currency must be an ISO 4217 code such as ETB');
     if (amount === 0) throw badInput('amount must not be 0');
     const signed = parseDecimal(amount, 'amount', -this.config.maxAmount, this.config.maxAmount);
     const note = requireNote(reason, 'reason', 500);
-    return em.transactional(async (tem) => {
-      const [developer] = await tem.execute('select 1 from developers where id = ?', [developerId]);
+    return work.transaction(async (tx) => {
+      const [developer] = await tx.query('select 1 from developers where id = $1', [developerId]);
       if (!developer) throw notFound('Developer not found');
       const credit = amount > 0;
       // A credit may open the currency's balance; a debit must find it and leave it at 0 or more.
@@ -274,9 +258,9 @@ export class SettlementService implements MerchantSide {
         : `update developer_balances set balance = balance + $4::numeric
             where developer_id = $2::uuid and currency = $3::text and balance + $4::numeric >= 0`;
       const id = randomUUID();
-      const [row] = await tem.execute<Array<{ written: number }>>(...numbered(adjustmentSql(bal), [id, developerId, currency, signed, note]));
+      const [row] = await tx.query<{ written: number }>(adjustmentSql(bal), [id, developerId, currency, signed, note]);
       if (row?.written !== 1) throw new AppError('INSUFFICIENT_FUNDS', `The developer's available ${currency} balance does not cover ${signed}`);
-      const [written] = await tem.execute<BalanceTransactionRow[]>(`select ${BALANCE_TRANSACTION_COLUMNS} from balance_transactions bt where bt.id = ?`, [id]);
+      const [written] = await tx.query<BalanceTransactionRow>(`select ${BALANCE_TRANSACTION_COLUMNS} from balance_transactions bt where bt.id = $1`, [id]);
       return written!;
     });
   }

@@ -75,5 +75,5 @@ test('triggerPayout is refused in production, and with nothing available', async
   const dev = await f.developer();
   const none = await gql(app.baseUrl, 'mutation { triggerPayout { id } }', {}, dev.secretKey);
   expect(none.body.errors[0].extensions.code).toBe('BAD_USER_INPUT');
-  await expect(app.gateway.services.payouts.sandboxPayout(app.db.orm.em.fork(), 'production', dev.developerId, 'PENDING' as never)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  await expect(app.gateway.services.payouts.sandboxPayout(app.gateway.services.works.begin(), 'production', dev.developerId, 'PENDING' as never)).rejects.toMatchObject({ code: 'NOT_FOUND' });
 });

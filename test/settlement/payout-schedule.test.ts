@@ -18,7 +18,7 @@ afterAll(async () => {
 
 const setting = { time: '00:00', zone: 'Europe/Berlin' };
 const DAY = 86_400_000;
-const schedule = () => new PayoutSchedule(app.gateway.services.payouts, () => app.db.orm.em.fork(), { ...setting, intervalSeconds: 1 }, createLogger('silent'));
+const schedule = () => new PayoutSchedule(app.gateway.services.payouts, () => app.gateway.services.works.begin(), { ...setting, intervalSeconds: 1 }, createLogger('silent'));
 
 test('a restart makes up the missed cut-offs, each payout holding what was made before its cut-off; nothing twice', async () => {
   const em = app.db.orm.em.fork();
@@ -64,7 +64,7 @@ test('start() looks at once (a missed cut-off is made up at start) and stop() en
   const today = latestCutoff(new Date(now), setting);
   await em.execute('delete from payout_runs');
   await em.execute('insert into payout_runs (cutoff, payouts) values (?, 0)', [new Date(today.getTime() - 2 * DAY)]);
-  const off = new PayoutSchedule(app.gateway.services.payouts, () => app.db.orm.em.fork(), { ...setting, intervalSeconds: 0 }, createLogger('silent'));
+  const off = new PayoutSchedule(app.gateway.services.payouts, () => app.gateway.services.works.begin(), { ...setting, intervalSeconds: 0 }, createLogger('silent'));
   off.start();
   await off.stop();
   const [{ last }] = await em.execute<Array<{ last: Date }>>('select max(cutoff) as last from payout_runs');

@@ -199,7 +199,7 @@ describe('payouts', () => {
     // Read a page of 1 or 2 items at a time (the cursor at the microsecond), it is the same report.
     for (const pageSize of [1, 2, 4]) {
       let paged = '';
-      for await (const chunk of await app.gateway.services.payouts.reportLines(app.db.orm.em.fork(), dev.developerId, payout.id, pageSize)) paged += chunk;
+      for await (const chunk of await app.gateway.services.payouts.reportLines(app.gateway.services.works.begin(), dev.developerId, payout.id, pageSize)) paged += chunk;
       expect([pageSize, paged]).toEqual([pageSize, text]);
     }
 

@@ -14,6 +14,7 @@ import { Migration20261126003000_consent_receipts_payer_controls } from './Migra
 import { Migration20261126100000_passkeys } from './Migration20261126100000_passkeys.js';
 import { Migration20261126110000_links_capture } from './Migration20261126110000_links_capture.js';
 import { Migration20261126120000_payer_pending } from './Migration20261126120000_payer_pending.js';
+import { Migration20261127100000_event_subjects } from './Migration20261127100000_event_subjects.js';
 import { Migration20261128100000_settlement } from './Migration20261128100000_settlement.js';
 import { Migration20261128100100_payout_events } from './Migration20261128100100_payout_events.js';
 
@@ -35,6 +36,7 @@ export const migrationsList = [
   { name: 'Migration20261126100000_passkeys', class: Migration20261126100000_passkeys },
   { name: 'Migration20261126110000_links_capture', class: Migration20261126110000_links_capture },
   { name: 'Migration20261126120000_payer_pending', class: Migration20261126120000_payer_pending },
+  { name: 'Migration20261127100000_event_subjects', class: Migration20261127100000_event_subjects },
   { name: 'Migration20261128100000_settlement', class: Migration20261128100000_settlement },
   { name: 'Migration20261128100100_payout_events', class: Migration20261128100100_payout_events },
 ];
