@@ -262,15 +262,15 @@ export class PaymentRequestService {
   constructor(
     private readonly config: Config,
     private readonly transactions: TransactionService,
+    /** Verifies every approval (PIN or passkey) before any money moves. */
+    private readonly consent: ConsentService,
+    /** Signs each approval's consent receipt. */
+    private readonly receipts: ConsentSigner,
+    /** The merchant's side of an approval's money (its fee, balance and balance transaction: src/settlement). */
+    private readonly merchant: MerchantSide,
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
     /** Told the time from creation to decision of every decided request (metrics). */
     private readonly decided: (decision: PaymentDecision, seconds: number) => void = () => undefined,
-    /** Verifies every approval (PIN or passkey) before any money moves. */
-    private readonly consent?: ConsentService,
-    /** Signs each approval's consent receipt. */
-    private readonly receipts?: ConsentSigner,
-    /** The merchant's side of an approval's money (its fee, balance and balance transaction: src/settlement). */
-    private readonly merchant?: MerchantSide,
   ) {}
 
   /**
@@ -598,7 +598,6 @@ export class PaymentRequestService {
    * error rolls that transaction back; INSUFFICIENT_FUNDS leaves the request PENDING.
    */
   async approve(work: UnitOfWork, userId: string, id: string, verification: ApprovalVerificationFields): Promise<Detached<PaymentRequest>> {
-    if (!this.consent) throw new Error('PaymentRequestService: approvals need the consent service');
     const checked = this.consent.parseVerification(verification);
     requireUuid(id);
     const { walletId, subject } = await this.approvalSubject(work, userId, id);
@@ -694,10 +693,7 @@ export class PaymentRequestService {
       const manual = pr.capture === CaptureMode.MANUAL;
       transaction = await this.transactions.recordPayment(tx, record, manual ? this.config.holdTtlHours : undefined);
       if (manual) await placeHold(tx, movement);
-      else {
-        if (!this.merchant) throw new Error('PaymentRequestService: approvals need the merchant side (src/settlement)');
-        await movePayment(tx, movement, this.merchant);
-      }
+      else await movePayment(tx, movement, this.merchant);
     }
     // Events of an open request not yet bound have no one to notify (user_id null).
     await appendEvents(tx, [this.eventOf(EVENT_OF_STATUS[to], pr, row.user_id, transaction)]);
@@ -710,7 +706,6 @@ export class PaymentRequestService {
    * amount is the numeric column's own text ("12.50"), never a float.
    */
   private consentReceipt(pr: PaymentRequest, transactionId: string, verification: VerificationMethod): Promise<string> {
-    if (!this.receipts) throw new Error('PaymentRequestService: approvals need the consent receipt signer');
     return this.receipts.sign({
       paymentRequestId: pr.id,
       transactionId,
