@@ -1,7 +1,8 @@
 -- The MINIMAL durable transaction an approval needs (bench/approval.mjs runs it with pgbench -M
 -- prepared beside the gateway's approvePaymentRequest): the request locked by its conditional
 -- update (with the consent receipt), the wallet debited only if it covers the amount, the
--- transaction, the developer's balance, both ledger entries and the event, ONE commit.
+-- transaction, the developer's balance, both ledger entries, its balance transaction (fee 0) and
+-- the event, ONE commit.
 -- Each transaction takes the next PENDING request of bench_queue (made by the bench).
 -- :payload and :receipt come from -D (the gateway's event payload and a receipt of the same size).
 BEGIN;
@@ -13,8 +14,10 @@ insert into transactions (id, payment_request_id, wallet_id, developer_id, amoun
   values (:t, :pr, :w, :d, :a, :a, 'ETB', 'COMPLETED', 'WALLET_PAYMENT', 'Order', 'WALLET', 'WPAY' || lpad(nextval('payment_reference_seq')::text, 12, '0') || '-BENCH1', now(), now());
 insert into developer_balances (developer_id, currency, balance) values (:d, 'ETB', :a)
   on conflict (developer_id, currency) do update set balance = developer_balances.balance + excluded.balance;
-insert into ledger_entries (kind, transaction_id, wallet_id, developer_id, amount, currency)
-  values ('PAYMENT', :t, :w, null, -1 * :a::numeric, 'ETB'), ('PAYMENT', :t, null, :d, :a, 'ETB');
+insert into ledger_entries (kind, account, transaction_id, wallet_id, developer_id, amount, currency)
+  values ('PAYMENT', 'WALLET', :t, :w, null, -1 * :a::numeric, 'ETB'), ('PAYMENT', 'DEVELOPER', :t, null, :d, :a, 'ETB');
+insert into balance_transactions (id, developer_id, type, amount, fee, net, currency, transaction_id, payment_request_id, created_at)
+  values (gen_random_uuid(), :d, 'payment', :a, 0, :a, 'ETB', :t, :pr, clock_timestamp());
 insert into events (id, type, subject_id, developer_id, payment_request_id, transaction_id, sequence, payload, created_at)
   values ('evt_' || md5(random()::text), 'payment_request.approved', :pr, :d, :pr, :t, 1, :payload::jsonb, now());
 COMMIT;
