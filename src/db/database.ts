@@ -98,9 +98,12 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
     throw err;
   }
   const finalUrl = url;
+  // PGlite is one session for every connection of its socket (this process's and any CLI run's).
+  const [server] = await orm.em.getConnection().execute<Array<{ version: string }>>('select version() as version');
+  const sharedSessions = embedded !== undefined || /PGlite/.test(server?.version ?? '');
   return {
     orm,
-    sql: new SqlPool(orm.em.getKnex().client),
+    sql: new SqlPool(orm.em.getKnex().client, sharedSessions),
     embedded,
     url: finalUrl,
     async close() {

@@ -78,9 +78,21 @@ export class SqlPool implements Queryable {
    * PostgreSQL session. The first SESSION_MISMATCH shows that they are not (see above): from then
    * on nothing is prepared by name (statements still run, parsed per call).
    */
-  private named = true;
+  private named: boolean;
 
-  constructor(private readonly client: Knex.Client) {}
+  /**
+   * @param sharedSessions The connections are known to share one session (PGlite behind its
+   * socket: the gateway that serves it and every CLI run that connects to it), so nothing is
+   * prepared by name from the start: learning it from a SESSION_MISMATCH means running a
+   * transaction's body again, and a body may not be one that can run twice (an admin mutation's
+   * resolver inside its audit transaction).
+   */
+  constructor(
+    private readonly client: Knex.Client,
+    sharedSessions = false,
+  ) {
+    this.named = !sharedSessions;
+  }
 
   acquire(): Promise<Connection> {
     return this.client.acquireConnection() as Promise<Connection>;

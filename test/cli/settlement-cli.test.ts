@@ -11,7 +11,12 @@ import { approve, requestPayment } from '../helpers/payments.js';
 let app: TestApp;
 useTestApp({ env: { RATE_LIMIT_PER_SECOND: '100000' } }, (x) => ({ app } = x));
 
-const json = (stdout: string) => JSON.parse(stdout.trim());
+/** A command's one JSON line (its stderr when it printed none). */
+const json = (r: { stdout: string; stderr: string } | string) => {
+  const out = typeof r === 'string' ? r : r.stdout;
+  if (out.trim() === '' && typeof r !== 'string') throw new Error(`no output; stderr: ${r.stderr}`);
+  return JSON.parse(out.trim());
+};
 
 test('an operator sets a fee, runs the payouts and marks them; the developer reads its balance, payouts and report', async () => {
   const f = factories(app);
@@ -30,7 +35,7 @@ test('an operator sets a fee, runs the payouts and marks them; the developer rea
   expect(json(balance.stdout)).toEqual({ balances: [{ currency: 'ETB', available: 23.2, inPayouts: 0 }] }); // 20 - 0.60, 4 - 0.20
 
   const adjusted = await runCli(['balance:adjust', '--developer', dev.developerId, '--currency', 'ETB', '--amount=-0.30', '--reason', 'Correction'], adminEnv);
-  expect(json(adjusted.stdout)).toEqual(expect.objectContaining({ type: 'adjustment', amount: -0.3, net: -0.3, reference: 'Correction' }));
+  expect(json(adjusted)).toEqual(expect.objectContaining({ type: 'adjustment', amount: -0.3, net: -0.3, reference: 'Correction' }));
 
   const run = await runCli(['payouts:run'], adminEnv);
   expect(json(run.stdout).payouts).toBeGreaterThanOrEqual(1);
