@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface MetricsSources {
   /** Open GraphQL subscriptions on this instance. */
   subscriptions: () => number;
-  /** Seconds since this process's outbox reader last read everything committed (none in a cluster worker). */
+  /** Seconds since this process's outbox reader (or, with NATS, the leader's relay) last read everything committed. */
   outboxLagSeconds?: () => number;
   /** A fresh EntityManager, for the gauges read from the database at scrape time. */
   database?: () => EntityManager;
@@ -23,13 +23,6 @@ export function outboxLagGauge(registry: Registry, seconds: () => number): Gauge
       this.set(seconds());
     },
   });
-}
-
-/** The cluster primary's own metrics (it reads the outbox for its workers): the reader's lag. */
-export function primaryMetrics(outboxLagSeconds: () => number): Registry {
-  const registry = new Registry();
-  outboxLagGauge(registry, outboxLagSeconds);
-  return registry;
 }
 
 /** The database-derived figures of one scrape (one statement). */

@@ -1,0 +1,17 @@
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { LocalFeed, type OutboxFeed } from './event-hub.js';
+import { NatsFeed, NatsLink } from './nats.js';
+import type { OutboxQuery } from './outbox-reader.js';
+
+/**
+ * The feed of one instance (one process): with NATS_URL, the stream the leader publishes the
+ * outbox to, with a reader of its own while NATS is away (nats.ts); without, a reader of its own
+ * (LocalFeed). `query` runs the reads on the instance's pool; `onRead` feeds the lag metric.
+ */
+export function createOutboxFeed(config: Config, log: Logger, query: OutboxQuery, onRead: (rows: number) => void): OutboxFeed {
+  if (config.natsUrl) {
+    return new NatsFeed({ link: new NatsLink(config.natsUrl, config.natsStream, log), query, log, idleMs: config.outboxPollIntervalMs, onRead });
+  }
+  return new LocalFeed(query, log, config.outboxPollIntervalMs, onRead);
+}
