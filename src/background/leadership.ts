@@ -236,7 +236,9 @@ export class AdvisoryLeadership implements Leadership {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     void this.become(false);
-    // Not awaited: on a dead socket `end` may wait for the operating system; the session is over for us either way.
+    // The socket goes now (a stalled network would hold `end`'s goodbye for ever): where the
+    // database can still see it closing, the session ends and the lock is free at once.
+    (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
     client.end().catch(() => undefined);
     if (this.closed) return;
     this.opts.log.warn({ err: err ? { message: err.message } : undefined }, 'leadership connection lost; reconnecting');

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
+import { LEADERSHIP_APPLICATION_NAME } from '../../src/background/leadership.js';
 import { describeOnServer } from '../helpers/db.js';
 import { until } from '../helpers/expect.js';
 
@@ -95,7 +96,9 @@ describeOnServer('a place given back while the app reconnects', 'it holds locks 
     (await app.db.orm.em.fork().execute<Array<{ n: number }>>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and ${where}`))[0]!.n;
   const advisoryLocks = async (): Promise<number> =>
     (await app.db.orm.em.fork().execute<Array<{ n: number }>>(
-      `select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())`,
+      // (Not the session lock that makes an instance the leader: src/background/leadership.ts.)
+      `select count(*)::int as n from pg_locks where locktype = 'advisory' and database = (select oid from pg_database where datname = current_database())
+          and pid not in (select pid from pg_stat_activity where application_name = '${LEADERSHIP_APPLICATION_NAME}')`,
     ))[0]!.n;
 
   test('a socket opened right after one of the user closed gets the place that close gives back, not 4429', async () => {
