@@ -68,7 +68,16 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   // Each process is an instance with its own feed (src/events/feeds.ts): it reads the outbox for
   // its own subscribers, or, with NATS_URL, takes them from the stream the leader publishes.
   const lag = new OutboxLag();
-  const feed = createOutboxFeed(config, logger, (name, text, values) => preparedRead(forkEm(), name, text, values), (rows) => lag.read(rows));
+  const feed = createOutboxFeed(
+    config,
+    logger,
+    (name, text, values) => preparedRead(forkEm(), name, text, values),
+    (rows, reader) => {
+      lag.read(rows);
+      // (Reads begin after the services are built: `metrics` is there by then.)
+      if (reader !== 'marker') metrics.outboxReads.inc({ reader });
+    },
+  );
   // The gauges read the hub and the reader at scrape time, the hub reports each delivery's lag to the histogram.
   const metrics: Metrics = new Metrics({
     subscriptions: () => eventHub.stats.subscriptions,

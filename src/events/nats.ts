@@ -358,7 +358,9 @@ export interface NatsFeedOptions {
   log: Logger;
   /** OUTBOX_POLL_INTERVAL_MS: the fallback reader's and the relay's quiet interval. */
   idleMs: number;
-  onRead?: (rows: number) => void;
+  onRead?: (rows: number, reader: 'relay' | 'fallback') => void;
+  /** A marker was taken in: everything the relay published up to it has arrived here. */
+  onMarker?: () => void;
 }
 
 /** An instance's feed from NATS, with PostgreSQL as its fallback (see the top of this file). */
@@ -391,7 +393,7 @@ export class NatsFeed implements OutboxFeed {
   readonly stats = { fromNats: 0, fromPostgres: 0, fallbackStarts: 0 };
 
   constructor(private readonly opts: NatsFeedOptions) {
-    this.leaderTask = new NatsRelay(opts.link, opts.query, opts.log, opts.idleMs, opts.onRead);
+    this.leaderTask = new NatsRelay(opts.link, opts.query, opts.log, opts.idleMs, (rows) => opts.onRead?.(rows, 'relay'));
     const busyMs = Math.min(BUSY_POLL_MS, opts.idleMs);
     this.fallback = new OutboxReader({
       query: opts.query,
@@ -402,7 +404,7 @@ export class NatsFeed implements OutboxFeed {
       deliver: (batch) => this.fromPostgres(batch),
       onRead: (rows) => {
         if (rows > 0) this.busyUntil = Date.now() + 1000;
-        opts.onRead?.(rows);
+        opts.onRead?.(rows, 'fallback');
       },
       what: 'outbox read (NATS fallback) failed; retrying',
     });
@@ -501,6 +503,7 @@ export class NatsFeed implements OutboxFeed {
     if (whole && (this.users.size === 0 || (c !== undefined && covers(c, parseSnapshot(marker.from)) && [...this.dropped].every((x) => visibleIn(x, c))))) {
       this.advance(to);
       this.linked = true;
+      this.opts.onMarker?.();
     } else {
       this.linked = false;
     }

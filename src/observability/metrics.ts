@@ -95,6 +95,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Outbox reads (each one statement): an instance's own reader, the NATS relay (the leader's), or a reader standing in while NATS is away. */
+  readonly outboxReads = new Counter({
+    name: 'outbox_reads_total',
+    help: 'Reads of the outbox by reader: instance (its own subscribers), relay (the leader, for NATS), fallback (while NATS does not carry the events).',
+    labelNames: ['reader'] as const,
+    registers: [this.registry],
+  });
+
   private readonly webhookPending = new Gauge({
     name: 'webhook_deliveries_pending',
     help: 'Webhook deliveries waiting to be delivered (or retried) to enabled endpoints, all instances.',
