@@ -39,8 +39,8 @@ if (cluster.isPrimary && workers > 1) {
         [id, DEVELOPER, WALLET, input.amount, input.description, input.merchantName],
       );
       await client.query(
-        `insert into events (id, type, developer_id, payment_request_id, sequence, payload, created_at)
-         values ($1, 'payment_request.created', $2, $3, 1, $4::jsonb, now())`,
+        `insert into events (id, type, developer_id, subject_id, payment_request_id, sequence, payload, created_at)
+         values ($1, 'payment_request.created', $2, $3::text, $3, 1, $4::jsonb, now())`,
         [`evt_${randomBytes(12).toString('hex')}`, DEVELOPER, id, JSON.stringify({ id, amount: input.amount })],
       );
       await client.query('commit');

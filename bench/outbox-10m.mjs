@@ -16,7 +16,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../dist/src/config.js';
 import { openDatabase } from '../dist/src/db/database.js';
-import { preparedRead } from '../dist/src/db/prepared.js';
+import { sql as statement } from '../dist/src/db/sql.js';
 import { createServices } from '../dist/src/services.js';
 import { OutboxReader } from '../dist/src/events/outbox.js';
 import { settledHorizon } from '../dist/src/events/event.service.js';
@@ -53,7 +53,7 @@ const stats = (ms) => { const s = [...ms].sort((a, b) => a - b); return { mean: 
 async function timed(n, fn) { const out = []; for (let i = 0; i < n; i++) { const t = performance.now(); await fn(i); out.push(performance.now() - t); } return stats(out); }
 
 let keyN = 0;
-const create = () => services.payments.create(db.orm.em.fork(), dev, { walletId, amount: 1.5, description: 'outbox bench', merchantName: 'Bench' },
+const create = () => services.payments.create(services.works.begin(), dev, { walletId, amount: 1.5, description: 'outbox bench', merchantName: 'Bench' },
   `k${++keyN}`, { key: `k${keyN}`, fingerprint: 'f'.repeat(64) });
 
 async function measure(label) {
@@ -62,7 +62,7 @@ async function measure(label) {
   const createT = await timed(SAMPLES, () => create());
   // The outbox read of what one create committed (a reader interested in everyone, as with many subscribers).
   let got = 0;
-  const reader = new OutboxReader((name, text, values) => preparedRead(db.orm.em.fork(), name, text, values), silent, 60_000, () => true, () => true, (rows) => (got += rows.length));
+  const reader = new OutboxReader((name, text, values) => db.sql.run(statement(name, text), values), silent, 60_000, () => true, () => true, (rows) => (got += rows.length));
   await reader.attach();
   const readT = { ms: [] };
   for (let i = 0; i < SAMPLES; i++) {
@@ -76,7 +76,7 @@ async function measure(label) {
   const [{ n }] = await sql('select count(*)::int as n from events where developer_id = ?', [dev]);
   const ids = await sql(`select id from events where developer_id = ? order by xid, position offset ? limit 1`, [dev, Math.floor(n / 2)]);
   const tail = await sql(`select id from events where developer_id = ? order by xid desc, position desc offset 60 limit 1`, [dev]);
-  const page = (after) => () => services.eventLog.list(db.orm.em.fork(), dev, after, 50);
+  const page = (after) => () => services.eventLog.list(db.sql, dev, after, 50);
   const first = await timed(SAMPLES, page(null));
   const middle = await timed(SAMPLES, page(ids[0].id));
   const last = await timed(SAMPLES, page(tail[0].id));
@@ -102,9 +102,9 @@ async function seed() {
          select gen_random_uuid(), $1, $2, 1.50, 'ETB', 'bulk order', 'Bulk Shop', 'EXPIRED', now() - interval '200 days', now(), now() - interval '200 days'
            from generate_series(1, $3::int)
          returning id)
-       insert into events (id, type, developer_id, payment_request_id, sequence, payload, created_at)
+       insert into events (id, type, developer_id, subject_id, payment_request_id, sequence, payload, created_at)
        select 'evt_' || md5(pr.id::text || s), (array['payment_request.created', 'payment_request.approved', 'transaction.refunded', 'transaction.refunded'])[s],
-              $1, pr.id, s, $4::jsonb, now() - interval '200 days' + s * interval '1 second'
+              $1, pr.id::text, pr.id, s, $4::jsonb, now() - interval '200 days' + s * interval '1 second'
          from pr, generate_series(1, 4) s`,
       [devs[i % devs.length], walletId, k, payload],
     );
@@ -128,7 +128,7 @@ async function plans() {
       .replaceAll('$3', 'null').replaceAll('$4', `'-1'`).replaceAll('$5', 'null').replaceAll('$6', `'0'`).replaceAll('$7', '1000')}`);
     out.push('outbox read:', ...p.rows.map((r) => `  ${r['QUERY PLAN']}`));
   }
-  const horizon = await settledHorizon(db.orm.em.fork());
+  const horizon = await settledHorizon(db.sql);
   const p2 = await c.query(`explain (analyze, costs off, timing off, summary on) select payload from events
      where (developer_id, xid, position) > ($1::uuid, '0'::xid8, 0::bigint) and (developer_id, xid, position) < ($1::uuid, $2::xid8, 0)
      order by developer_id, xid, position limit 51`, [dev, horizon]);

@@ -56,7 +56,7 @@ const env = { APP_ENV: 'development', DATABASE_URL: URL_, LOG_LEVEL: 'warn' };
 const config = loadConfig(env);
 const db = await openDatabase({ url: URL_, poolMax: 2 });
 const services = createServices(config, db, createLogger('silent'));
-const em = () => db.orm.em.fork();
+const em = () => services.works.begin();
 const dev = await services.developers.create(em(), 'Bench');
 const { secretKey } = await issueSecretKey(em(), config, dev.id);
 const user = await services.accounts.createUser(em(), { username: `bench_${Date.now()}`, phone: '0911000000', balance: 1_000_000_000 });
@@ -192,8 +192,8 @@ const SQL = {
 insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at, updated_at)
   values (gen_random_uuid(), '${dev.id}', '${user.walletId}', 1, 'IRR', 'bench', 'Bench', 'PENDING', now(), now() + interval '5 minutes', now())
   returning id \\gset
-insert into events (id, type, developer_id, payment_request_id, sequence, payload, created_at)
-  values ('evt_' || md5(random()::text), 'payment_request.created', '${dev.id}', :id, 1, '{}'::jsonb, now());
+insert into events (id, type, developer_id, subject_id, payment_request_id, sequence, payload, created_at)
+  values ('evt_' || md5(random()::text), 'payment_request.created', '${dev.id}', :id, :id, 1, '{}'::jsonb, now());
 commit;\n`,
 };
 const scriptDir = await mkdtemp(path.join(tmpdir(), 'bench-sql-'));

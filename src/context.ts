@@ -2,26 +2,38 @@ import { randomUUID } from 'node:crypto';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Principal } from './auth/principal.js';
-import { OperationLimits } from './rate-limit.js';
-import type { Services } from './services.js';
+import type { UnitOfWork, UnitsOfWork } from './db/unit-of-work.js';
+import type { ResolverContainer } from './graphql/container.js';
+import { OperationLimits, type RateLimits } from './rate-limit.js';
 
-export type { Services } from './services.js';
-
-/** What every resolver receives: the caller, a fresh EntityManager and the services. */
+/**
+ * What every resolver receives: who is calling, the operation's unit of work (its database work
+ * and what it commits) and the limits it consumed. Services come to resolvers by injection
+ * (src/resolvers.ts), never through the context.
+ */
 export interface Context {
   readonly principal: Principal;
-  readonly em: EntityManager;
-  readonly services: Services;
+  /** The operation's unit of work: services read and write through it (src/db/unit-of-work.ts). */
+  readonly work: UnitOfWork;
   readonly requestId: string;
   readonly log: Logger;
   /** The rate limits this operation consumed (the door sends the strictest as RateLimit-*). */
   readonly limits: OperationLimits;
+  /** Where type-graphql finds this gateway's resolvers (read by type-graphql only; src/graphql/container.ts). */
+  readonly container: ResolverContainer;
   /**
    * State a feature keeps for the length of this one operation, made by `create` on first use and
-   * the same object afterwards (e.g. the internal tools' batch loaders, which must not outlive
-   * the operation's EntityManager).
+   * the same object afterwards (e.g. the internal tools' batch loaders, which read through the
+   * operation's EntityManager and must not outlive it).
    */
   scoped<T>(create: (em: EntityManager) => T): T;
+}
+
+/** What building a context needs from the gateway. */
+export interface ContextDeps {
+  readonly works: UnitsOfWork;
+  readonly rateLimits: RateLimits;
+  readonly container: ResolverContainer;
 }
 
 export interface ContextOptions {
@@ -37,22 +49,22 @@ export interface ContextOptions {
  * WebSocket, the CLI). A call made with a secret key counts against that key's overall limit
  * here, whatever the door (throws RateLimitedError past it).
  */
-export async function createContext(services: Services, opts: ContextOptions): Promise<Context> {
+export async function createContext(deps: ContextDeps, opts: ContextOptions): Promise<Context> {
   const requestId = opts.requestId ?? randomUUID();
   const keyId = opts.principal.kind === 'developer' ? opts.principal.keyId : undefined;
-  const limits = new OperationLimits(services.rateLimits, keyId);
+  const limits = new OperationLimits(deps.rateLimits, keyId);
   await limits.request();
-  const em = services.forkEm();
+  const work = deps.works.begin();
   const scopes = new Map<(em: EntityManager) => unknown, unknown>();
   return {
     principal: opts.principal,
-    em,
-    services,
+    work,
     requestId,
     log: opts.logger.child({ requestId }),
     limits,
+    container: deps.container,
     scoped<T>(create: (em: EntityManager) => T): T {
-      if (!scopes.has(create)) scopes.set(create, create(em));
+      if (!scopes.has(create)) scopes.set(create, create(work.em));
       return scopes.get(create) as T;
     },
   };

@@ -90,7 +90,7 @@ export class Maintenance {
       `delete from events where ctid in (
          select e.ctid from events e
           where e.created_at < now() - make_interval(days => ?)
-            and exists (select 1 from events later where later.payment_request_id = e.payment_request_id and later.sequence > e.sequence)
+            and exists (select 1 from events later where later.subject_id = e.subject_id and later.sequence > e.sequence)
             and not exists (select 1 from webhook_deliveries d where d.event_id = e.id)
           limit ${RETENTION_BATCH})`,
       [this.retention.eventRetentionDays],

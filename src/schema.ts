@@ -16,19 +16,68 @@ import { refuseNulArguments } from './graphql/text-arguments.js';
 import { EventResolver } from './events/event.resolver.js';
 import { WebhookEndpointResolver } from './webhooks/webhook-endpoint.resolver.js';
 import { PasskeyResolver } from './consent/passkey.resolver.js';
-import { PayerControlsResolver } from './consent/payer-controls.resolver.js';
+import { PayerControlsResolver } from './payer-controls/payer-controls.resolver.js';
 import { tracing } from './observability/tracing.js';
 import { traceResolvers } from './observability/resolver-spans.js';
 import { ConsentAdminResolver, ConsentResolver } from './consent/consent.resolver.js';
+import { Audited } from './audit/audit.middleware.js';
+import { containerOf } from './graphql/container.js';
+
+/** Every resolver class of the schema, and every class middleware they use: each gateway makes one instance of each (src/resolvers.ts). */
+export const RESOLVERS = [
+  PaymentRequestResolver,
+  PaymentRequestSubscriptions,
+  TransactionResolver,
+  AccountResolver,
+  AdminResolver,
+  PaymentRequestGraph,
+  TransactionGraph,
+  WalletGraph,
+  DeveloperGraph,
+  UserGraph,
+  OperatorResolver,
+  AuditResolver,
+  EventResolver,
+  WebhookEndpointResolver,
+  ConsentResolver,
+  ConsentAdminResolver,
+  PayerControlsResolver,
+  PasskeyResolver,
+  Audited,
+] as const;
 
 let built: Promise<GraphQLSchema> | undefined;
 
-/** The one GraphQL schema; built once per process (type-graphql metadata is global). */
+/**
+ * The one GraphQL schema; built once per process (type-graphql metadata is global). Its resolver
+ * instances are each gateway's own: type-graphql takes them from the operation's context
+ * (`containerOf`), so several gateways in one process (the tests) share the schema, not services.
+ */
 export function getSchema(): Promise<GraphQLSchema> {
   built ??= buildSchema({
-    resolvers: [PaymentRequestResolver, PaymentRequestSubscriptions, TransactionResolver, AccountResolver, AdminResolver, PaymentRequestGraph, TransactionGraph, WalletGraph, DeveloperGraph, UserGraph, OperatorResolver, AuditResolver, EventResolver, WebhookEndpointResolver, ConsentResolver, ConsentAdminResolver, PayerControlsResolver, PasskeyResolver],
+    resolvers: [
+      PaymentRequestResolver,
+      PaymentRequestSubscriptions,
+      TransactionResolver,
+      AccountResolver,
+      AdminResolver,
+      PaymentRequestGraph,
+      TransactionGraph,
+      WalletGraph,
+      DeveloperGraph,
+      UserGraph,
+      OperatorResolver,
+      AuditResolver,
+      EventResolver,
+      WebhookEndpointResolver,
+      ConsentResolver,
+      ConsentAdminResolver,
+      PayerControlsResolver,
+      PasskeyResolver,
+    ],
+    container: containerOf,
     // type-graphql insists on a PubSub once a subscription exists; ours subscribe through the
-    // per-instance EventHub in the context instead, so this one stays unused.
+    // gateway's EventHub (PaymentRequestSubscriptions), so this one stays unused.
     pubSub: createPubSub(),
     validate: false,
     // Every `@Authorized(Role…)` is decided here; refusals are our own UNAUTHENTICATED/FORBIDDEN errors.

@@ -6,12 +6,13 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/database.js';
 import { createServices, type Services } from './services.js';
-import { getSchema } from './schema.js';
+import { getSchema, RESOLVERS } from './schema.js';
+import { createResolvers } from './resolvers.js';
 import { createRestRouter } from './rest/rest-router.js';
 import { IdempotencyStore } from './rest/idempotency.js';
 import { apolloKoaMiddleware } from './http/apollo-koa.js';
 import { createHttpDrain } from './http/drain.js';
-import { httpContext } from './http/operation-context.js';
+import { httpContext, sendRateLimit } from './http/operation-context.js';
 import { requestScope } from './http/request-scope.js';
 import { securityHeaders } from './http/security-headers.js';
 import { tagWorker } from './http/worker-tag.js';
@@ -61,6 +62,10 @@ export interface Gateway {
 export async function createGateway({ config, db, logger }: GatewayOptions): Promise<Gateway> {
   const schema = await getSchema();
   const services = createServices(config, db, logger);
+  // The resolvers with their services; a resolver the schema needs but nobody made fails here, at start.
+  const container = createResolvers(services);
+  container.requireAll(RESOLVERS);
+  const contexts = { works: services.works, rateLimits: services.rateLimits, container };
   const server = http.createServer();
   const drain = createHttpDrain(server);
   answerMalformedRequests(server);
@@ -68,14 +73,14 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   // The background work runs once per database, on the elected leader; every instance sends its
   // own commits' webhooks at once and serves its own subscribers.
   const sweeper = new BatchSweeper(
-    { what: 'expiry', done: 'expired payment requests', batch: (em, size) => services.payments.expireDue(em, size) },
-    services.forkEm,
+    { what: 'expiry', done: 'expired payment requests', batch: (work, size) => services.payments.expireDue(work, size) },
+    () => services.works.begin(),
     config.expirySweepIntervalMs,
     logger,
   );
   const holdSweeper = new BatchSweeper(
-    { what: 'hold', done: 'voided expired holds', batch: (em, size) => services.transactions.expireHolds(em, size) },
-    services.forkEm,
+    { what: 'hold', done: 'voided expired holds', batch: (work, size) => services.transactions.expireHolds(work, size) },
+    () => services.works.begin(),
     config.expirySweepIntervalMs,
     logger,
   );
@@ -100,7 +105,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const leaderWork = new LeaderWork(leadership, leaderTasks, logger);
   await leadership.start();
   const validationRules = graphqlLimits(config);
-  const ws = attachGraphqlWs({ server, schema, config, services, logger, validationRules });
+  const ws = attachGraphqlWs({ server, schema, config, services, contexts, logger, validationRules });
   const apollo = await createApollo({ schema, config, logger, validationRules });
 
   const app = new Koa<GatewayState>({ proxy: false });
@@ -110,17 +115,21 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
 
   const rest = createRestRouter({
     schema,
-    context: (ctx) => httpContext(ctx, services, logger, 'rest'),
-    idempotency: new IdempotencyStore(services.forkEm),
+    context: (ctx) => httpContext(ctx, services.auth, contexts, logger, 'rest'),
+    idempotency: new IdempotencyStore(db.sql),
   });
-  const graphql = apolloKoaMiddleware(apollo, async (ctx: Koa.ParameterizedContext<GatewayState>) => {
-    ctx.state.route = `${ctx.method} /graphql`;
-    try {
-      return await httpContext(ctx, services, logger, 'graphql');
-    } catch (err) {
-      throw contextError(err);
-    }
-  });
+  const graphql = apolloKoaMiddleware(
+    apollo,
+    async (ctx: Koa.ParameterizedContext<GatewayState>) => {
+      ctx.state.route = `${ctx.method} /graphql`;
+      try {
+        return await httpContext(ctx, services.auth, contexts, logger, 'graphql');
+      } catch (err) {
+        throw contextError(err);
+      }
+    },
+    sendRateLimit,
+  );
   const graphqlRouter = new Router<GatewayState>();
   graphqlRouter.get('/graphql', graphql);
   graphqlRouter.post('/graphql', graphql);

@@ -10,7 +10,8 @@ import { TransactionService } from './transactions/transaction.service.js';
 import { DeveloperService } from './developers/developer.service.js';
 import { EventHub } from './events/event-hub.js';
 import { createOutboxFeed } from './events/feeds.js';
-import { preparedRead } from './db/prepared.js';
+import { sql } from './db/sql.js';
+import { UnitsOfWork } from './db/unit-of-work.js';
 import { RateLimits } from './rate-limit.js';
 import { EventService } from './events/event.service.js';
 import { SecretBox } from './webhooks/secret-box.js';
@@ -23,13 +24,15 @@ import { AuditService } from './audit/audit.service.js';
 import { PasskeyService } from './consent/passkey.service.js';
 import { ConsentService } from './consent/consent.service.js';
 import { ConsentSigner } from './consent/consent-keys.js';
-import { PayerControls } from './consent/payer-controls.service.js';
+import { PayerControls } from './payer-controls/payer-controls.service.js';
 
 /** The services every door shares, built once per process (the HTTP server and the CLI alike). */
 export interface Services {
   readonly config: Config;
-  /** A fresh EntityManager (one per operation). */
+  /** A fresh EntityManager, for the ORM's reads outside units of work (credential look-ups, the internal tools' lists). */
   forkEm(): EntityManager;
+  /** Opens the unit of work of one operation (src/db/unit-of-work.ts); its commits reach this instance's event hub. */
+  readonly works: UnitsOfWork;
   readonly payments: PaymentRequestService;
   readonly accounts: AccountService;
   /** Transaction PINs and the verification of every approval (src/consent). */
@@ -71,7 +74,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const feed = createOutboxFeed(
     config,
     logger,
-    (name, text, values) => preparedRead(forkEm(), name, text, values),
+    (name, text, values) => db.sql.run(sql(name, text), values),
     (rows, reader) => {
       lag.read(rows);
       // (Reads begin after the services are built: `metrics` is there by then.)
@@ -84,9 +87,11 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     outboxLagSeconds: () => lag.seconds,
     database: forkEm,
   });
-  const eventHub = new EventHub(feed, db.orm, logger, {
+  const eventHub = new EventHub(feed, logger, {
     onDelivered: (seconds) => metrics.eventLag.observe(seconds),
   });
+  const works = new UnitsOfWork(db.sql, forkEm);
+  works.onCommit((committed) => eventHub.committed(committed));
   const keys = new SecretKeyVerifier(config, forkEm, logger);
   const transactions = new TransactionService(config.maxAmount);
   const operators = new OperatorService(config, forkEm, logger);
@@ -113,6 +118,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   return {
     config,
     forkEm,
+    works,
     payments,
     accounts: new AccountService(config),
     consent,

@@ -42,7 +42,7 @@ async function developerWithRequest(app: TestApp) {
   const user = await f.user({ balance: 100 });
   const requestId = await createPaymentRequest(app, dev.secretKey, user.walletId);
   // A fresh key: its counters start at zero, whatever the first key used.
-  const fresh = await issueSecretKey(app.db.orm.em.fork(), app.config, dev.developerId);
+  const fresh = await issueSecretKey(app.db.sql, app.config, dev.developerId);
   await pinWindow(app, fresh.keyId);
   return { dev, user, requestId, freshKey: fresh.secretKey };
 }

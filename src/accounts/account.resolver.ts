@@ -1,5 +1,6 @@
 import { Arg, Authorized, Ctx, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
+import type { AccountService } from './account.service.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { differenceOf, toAmountNumber } from '../money.js';
@@ -7,6 +8,10 @@ import { MyWallet, WalletIdResponse } from './account.types.js';
 
 @Resolver()
 export class AccountResolver {
+  constructor(
+    private readonly accounts: AccountService,
+  ) {}
+
   @Authorized(Role.DEVELOPER)
   @Query(() => WalletIdResponse, {
     description:
@@ -15,17 +20,17 @@ export class AccountResolver {
   async walletId(@Arg('identifier', () => String) identifier: string, @Ctx() ctx: Context): Promise<WalletIdResponse> {
     // Look-ups reveal whether a phone number is a customer: they have their own, stricter limit.
     await ctx.limits.lookup();
-    const walletId = await ctx.services.accounts.walletIdFor(ctx.em, identifier);
+    const walletId = await this.accounts.walletIdFor(ctx.work, identifier);
     return Object.assign(new WalletIdResponse(), { walletId });
   }
 
   @Authorized(Role.USER)
   @Query(() => MyWallet, { description: "Wallet app (user token): my wallet's id, status, balance and available balance (balance minus holds)." })
   async myWallet(@Ctx() ctx: Context, @CurrentUser() me: User): Promise<MyWallet> {
-    const { user, wallet } = await ctx.services.accounts.walletOfUser(ctx.em, me.userId);
+    const { username, wallet } = await this.accounts.walletOfUser(ctx.work, me.userId);
     return Object.assign(new MyWallet(), {
       walletId: wallet.id,
-      username: user.username,
+      username,
       status: wallet.status,
       balance: toAmountNumber(wallet.balance),
       availableBalance: differenceOf(wallet.balance, wallet.held),

@@ -1,6 +1,12 @@
 import { Arg, Authorized, Ctx, Float, ID, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import { Audited } from '../audit/audit.middleware.js';
 import type { Context } from '../context.js';
+import type { Config } from '../config.js';
+import type { AccountService } from '../accounts/account.service.js';
+import type { DeveloperService } from '../developers/developer.service.js';
+import type { SecretKeyVerifier } from '../auth/secret-keys.js';
+import type { PaymentRequestService } from '../payment-requests/payment-request.service.js';
+import type { TransactionService } from '../transactions/transaction.service.js';
 import { Role } from '../auth/authorization.js';
 import type { Wallet} from '../accounts/wallet.entity.js';
 import { WalletStatus } from '../accounts/wallet.entity.js';
@@ -53,26 +59,35 @@ export const walletView = (w: Wallet): WalletView =>
 @UseMiddleware(Audited)
 @Resolver()
 export class AdminResolver {
+  constructor(
+    private readonly accounts: AccountService,
+    private readonly developerAccounts: DeveloperService,
+    private readonly keys: SecretKeyVerifier,
+    private readonly payments: PaymentRequestService,
+    private readonly transactionService: TransactionService,
+    private readonly config: Config,
+  ) {}
+
   @Mutation(() => DeveloperView)
   async createDeveloper(@Arg('name', () => String) name: string, @Ctx() ctx: Context): Promise<DeveloperView> {
-    return ctx.services.developers.create(ctx.em, name);
+    return this.developerAccounts.create(ctx.work, name);
   }
 
   @Mutation(() => IssuedSecretKey, { description: 'Issues a secret key for the running environment (sk_test_ / sk_live_).' })
   async issueSecretKey(@Arg('developerId', () => ID) developerId: string, @Ctx() ctx: Context): Promise<IssuedSecretKey> {
-    return issueSecretKey(ctx.em, ctx.services.config, developerId);
+    return issueSecretKey(ctx.work, this.config, developerId);
   }
 
   @Mutation(() => RevokedSecretKey, { description: 'Revokes a key; every instance refuses it within 5 seconds.' })
   async revokeSecretKey(@Arg('keyId', () => ID) keyId: string, @Ctx() ctx: Context): Promise<RevokedSecretKey> {
-    const revoked = await revokeSecretKey(ctx.em, keyId);
-    ctx.services.keys.forget(keyId);
+    const revoked = await revokeSecretKey(ctx.work, keyId);
+    this.keys.forget(keyId);
     return revoked;
   }
 
   @Mutation(() => CreatedUser)
   async createUser(@Arg('input', () => CreateUserInput) input: CreateUserInput, @Ctx() ctx: Context): Promise<CreatedUser> {
-    return ctx.services.accounts.createUser(ctx.em, input);
+    return this.accounts.createUser(ctx.work, input);
   }
 
   @Mutation(() => WalletView)
@@ -81,7 +96,7 @@ export class AdminResolver {
     @Arg('amount', () => Float) amount: number,
     @Ctx() ctx: Context,
   ): Promise<WalletView> {
-    return walletView(await ctx.services.accounts.topUp(ctx.em, walletId, amount));
+    return walletView(await this.accounts.topUp(ctx.work, walletId, amount));
   }
 
   @Mutation(() => WalletView)
@@ -90,7 +105,7 @@ export class AdminResolver {
     @Arg('status', () => WalletStatus) status: WalletStatus,
     @Ctx() ctx: Context,
   ): Promise<WalletView> {
-    return walletView(await ctx.services.accounts.setWalletStatus(ctx.em, walletId, status));
+    return walletView(await this.accounts.setWalletStatus(ctx.work, walletId, status));
   }
 
   @Mutation(() => TransactionView, {
@@ -102,12 +117,12 @@ export class AdminResolver {
     @Ctx() ctx: Context,
     @Arg('amount', () => Float, { nullable: true }) amount?: number | null,
   ): Promise<TransactionView> {
-    return TransactionView.from(await ctx.services.transactions.refund(ctx.em, id, amount));
+    return TransactionView.from(await this.transactionService.refund(ctx.work, id, amount));
   }
 
   @Query(() => LedgerCheckView, { description: 'Proves Σ ledger entries = balance for every wallet and developer balance.' })
   async ledgerCheck(@Ctx() ctx: Context): Promise<LedgerCheckView> {
-    return checkLedger(ctx.em);
+    return checkLedger(ctx.work.em);
   }
 
   @Query(() => UserConnection)
@@ -117,7 +132,7 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<UserView>> {
-    return ctx.services.accounts.listUsers(ctx.em, filter ?? {}, first, after);
+    return this.accounts.listUsers(ctx.work.em, filter ?? {}, first, after);
   }
 
   @Query(() => DeveloperConnection)
@@ -126,7 +141,7 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<DeveloperView>> {
-    return ctx.services.developers.list(ctx.em, first, after);
+    return this.developerAccounts.list(ctx.work.em, first, after);
   }
 
   @Query(() => WalletConnection)
@@ -136,7 +151,7 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<WalletView>> {
-    return mapPage(await ctx.services.accounts.listWallets(ctx.em, { status }, first, after), walletView);
+    return mapPage(await this.accounts.listWallets(ctx.work.em, { status }, first, after), walletView);
   }
 
   @Query(() => PaymentRequestConnection)
@@ -146,8 +161,8 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<PaymentRequestView>> {
-    const walletIds = await ctx.services.accounts.walletIdsOfOwner(ctx.em, filter ?? {});
-    return mapPage(await ctx.services.payments.list(ctx.em, filter ?? {}, walletIds, first, after), PaymentRequestView.from);
+    const walletIds = await this.accounts.walletIdsOfOwner(ctx.work, filter ?? {});
+    return mapPage(await this.payments.list(ctx.work.em, filter ?? {}, walletIds, first, after), PaymentRequestView.from);
   }
 
   @Query(() => TransactionConnection)
@@ -157,6 +172,6 @@ export class AdminResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<TransactionView>> {
-    return mapPage(await ctx.services.transactions.list(ctx.em, filter ?? {}, first, after), TransactionView.from);
+    return mapPage(await this.transactionService.list(ctx.work.em, filter ?? {}, first, after), TransactionView.from);
   }
 }

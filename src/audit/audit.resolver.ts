@@ -1,5 +1,6 @@
 import { Arg, Authorized, Ctx, Int, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
+import type { AuditService } from './audit.service.js';
 import { Role } from '../auth/authorization.js';
 import type { Page } from '../db/pagination.js';
 import { AuditEntryConnection, AuditEntryView, AuditLogFilter } from './audit.types.js';
@@ -8,6 +9,10 @@ import { AuditEntryConnection, AuditEntryView, AuditLogFilter } from './audit.ty
 @Authorized(Role.ADMIN)
 @Resolver()
 export class AuditResolver {
+  constructor(
+    private readonly audit: AuditService,
+  ) {}
+
   @Query(() => AuditEntryConnection, { description: 'Newest first; `first` 1-200 (50 when omitted).' })
   async auditLog(
     @Ctx() ctx: Context,
@@ -15,7 +20,7 @@ export class AuditResolver {
     @Arg('first', () => Int, { nullable: true }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<Page<AuditEntryView>> {
-    const page = await ctx.services.audit.list(ctx.em, filter ?? {}, first, after);
+    const page = await this.audit.list(ctx.work.em, filter ?? {}, first, after);
     return { nodes: page.nodes.map(AuditEntryView.from), nextCursor: page.nextCursor };
   }
 }

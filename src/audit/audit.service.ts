@@ -4,6 +4,12 @@ import type { AdminOperator } from '../auth/principal.js';
 import { paginate, type Page } from '../db/pagination.js';
 import { isUuid } from '../uuid.js';
 import { AuditEntry } from './audit-entry.entity.js';
+import { sql, type Queryable } from '../db/sql.js';
+
+const INSERT = sql(
+  'audit_insert',
+  'insert into audit_log (actor, operator_id, operation, arguments, outcome, request_id) values ($1, $2, $3, $4::jsonb, $5, $6)',
+);
 
 /** What one audited admin operation wrote. */
 export interface AuditRecord {
@@ -54,12 +60,11 @@ export function redactArguments(value: unknown, depth = 0): unknown {
 /** The audit log: one row per admin mutation / data-changing CLI command, and its reader. */
 export class AuditService {
   /**
-   * Appends a row on `em`'s connection, so inside the caller's open transaction it commits or
-   * rolls back with the change it describes.
+   * Appends a row through `db`: inside the caller's transaction it commits or rolls back with the
+   * change it describes; on the pool it stands alone (a failure's row).
    */
-  async record(em: EntityManager, r: AuditRecord): Promise<void> {
-    await em.execute(
-      'insert into audit_log (actor, operator_id, operation, arguments, outcome, request_id) values (?, ?, ?, ?::jsonb, ?, ?)',
+  async record(db: Queryable, r: AuditRecord): Promise<void> {
+    await db.run(INSERT,
       [r.operator.name, r.operator.id, r.operation, JSON.stringify(redactArguments(r.args)), r.outcome, r.requestId],
     );
   }

@@ -4,11 +4,11 @@ import { SignJWT, jwtVerify, decodeProtectedHeader } from 'jose';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AppError, notFound } from '../errors.js';
-import { Developer } from '../developers/developer.entity.js';
 import { SecretKey } from './secret-key.entity.js';
 import { sha256Hex } from './hash.js';
 import { CredentialCache } from './credential-cache.js';
 import { isUuid } from '../uuid.js';
+import type { Queryable } from '../db/sql.js';
 
 /** Result of issuing a key: the full key is shown here once and never stored. */
 export interface IssuedKey {
@@ -19,9 +19,9 @@ export interface IssuedKey {
 const environmentOf = (config: Config): 'test' | 'live' => (config.appEnv === 'production' ? 'live' : 'test');
 
 /** Issues a secret key for a developer: prefix + HS256 JWT; stores only its id and SHA-256. */
-export async function issueSecretKey(em: EntityManager, config: Config, developerId: string): Promise<IssuedKey> {
+export async function issueSecretKey(db: Queryable, config: Config, developerId: string): Promise<IssuedKey> {
   if (!isUuid(developerId)) throw notFound('Developer not found');
-  const developer = await em.findOne(Developer, { id: developerId });
+  const [developer] = await db.query('select 1 from developers where id = $1', [developerId]);
   if (!developer) throw notFound('Developer not found');
   const keyId = randomUUID();
   const env = environmentOf(config);
@@ -31,26 +31,22 @@ export async function issueSecretKey(em: EntityManager, config: Config, develope
     .setJti(randomUUID())
     .sign(new TextEncoder().encode(config.keySigningSecret));
   const secretKey = `${config.keyPrefix}${jwt}`;
-  const row = em.create(SecretKey, {
-    id: keyId,
-    developerId,
-    keyHash: sha256Hex(secretKey),
-    environment: env,
-    createdAt: new Date(),
-    revokedAt: null,
-  });
-  await em.persistAndFlush(row);
+  await db.query(
+    'insert into secret_keys (id, developer_id, key_hash, environment, created_at, revoked_at) values ($1, $2, $3, $4, now(), null)',
+    [keyId, developerId, sha256Hex(secretKey), env],
+  );
   return { keyId, secretKey };
 }
 
-/** Revokes a key; every instance stops accepting it within the key cache TTL (≤ 5 s). */
-export async function revokeSecretKey(em: EntityManager, keyId: string): Promise<{ keyId: string; revokedAt: Date }> {
+/** Revokes a key (the first revocation time stays); every instance stops accepting it within the key cache TTL (≤ 5 s). */
+export async function revokeSecretKey(db: Queryable, keyId: string): Promise<{ keyId: string; revokedAt: Date }> {
   if (!isUuid(keyId)) throw notFound('Secret key not found');
-  const key = await em.findOne(SecretKey, { id: keyId });
-  if (!key) throw notFound('Secret key not found');
-  key.revokedAt ??= new Date();
-  await em.flush();
-  return { keyId, revokedAt: key.revokedAt };
+  const [row] = await db.query<{ revoked_at: Date }>(
+    `update secret_keys set revoked_at = coalesce(revoked_at, date_trunc('milliseconds', now())) where id = $1 returning revoked_at`,
+    [keyId],
+  );
+  if (!row) throw notFound('Secret key not found');
+  return { keyId, revokedAt: new Date(row.revoked_at) };
 }
 
 /** The verdict on a presented key: the developer behind it, or why it was refused. */

@@ -1,5 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { UnitOfWork } from '../db/unit-of-work.js';
 import { PollLoop } from './poll-loop.js';
 
 /** What a sweep is for: its name in the logs and one batch of its work. */
@@ -7,8 +7,8 @@ export interface SweepJob {
   /** Log words: `${what} sweep failed`, `${done} n`. */
   readonly what: string;
   readonly done: string;
-  /** Ends up to `size` due rows in one database transaction; returns how many it ended. */
-  batch(em: EntityManager, size: number): Promise<number>;
+  /** Ends up to `size` due rows in one database transaction of `work`; returns how many it ended. */
+  batch(work: UnitOfWork, size: number): Promise<number>;
 }
 
 /**
@@ -22,7 +22,8 @@ export class BatchSweeper {
 
   constructor(
     private readonly job: SweepJob,
-    private readonly forkEm: () => EntityManager,
+    /** Opens the unit of work of one batch. */
+    private readonly begin: () => UnitOfWork,
     intervalMs: number,
     private readonly log: Logger,
     private readonly batchSize = 500,
@@ -47,7 +48,7 @@ export class BatchSweeper {
   }
 
   private async batch(): Promise<number> {
-    const n = await this.job.batch(this.forkEm(), this.batchSize);
+    const n = await this.job.batch(this.begin(), this.batchSize);
     if (n > 0) this.log.info({ count: n }, this.job.done);
     return n;
   }

@@ -8,7 +8,8 @@ import { createLogger } from '../logger.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { getSchema } from '../schema.js';
 import { createServices, type Services } from '../services.js';
-import { createContext } from '../context.js';
+import { createContext, type ContextDeps } from '../context.js';
+import { createResolvers } from '../resolvers.js';
 import { AppError, describeError } from '../errors.js';
 import { mintUserToken } from '../auth/user-tokens.js';
 import { listTestWallets } from '../sandbox/sandbox.js';
@@ -50,6 +51,8 @@ interface Runtime {
   db: Database;
   schema: GraphQLSchema;
   services: Services;
+  /** What an operation's context is built from (the services' resolvers). */
+  contexts: ContextDeps;
   /** One request id for every operation of this CLI run (the audit log groups them). */
   runId: string;
 }
@@ -65,7 +68,7 @@ export interface CliIo {
 
 /** Runs an admin GraphQL operation against the one schema; GraphQL errors become AppErrors. */
 async function admin<T>(rt: Runtime, query: string, variables: Record<string, unknown> = {}): Promise<T> {
-  const contextValue = await createContext(rt.services, { principal: { kind: 'admin', operator: CLI_OPERATOR }, requestId: rt.runId, logger: createLogger('silent') });
+  const contextValue = await createContext(rt.contexts, { principal: { kind: 'admin', operator: CLI_OPERATOR }, requestId: rt.runId, logger: createLogger('silent') });
   const result = await execute({ schema: rt.schema, document: parse(query), variableValues: variables, contextValue });
   const first = result.errors?.[0];
   if (first) {
@@ -169,13 +172,13 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
   'user:token': {
     flags: { username: { type: 'string' } },
     async run(rt, v) {
-      const user = await rt.services.accounts.userByUsername(rt.db.orm.em.fork(), need(v, 'username'));
+      const user = await rt.services.accounts.userByUsername(rt.db.sql, need(v, 'username'));
       return { token: await mintUserToken(rt.config, user.id, 24 * 3600) };
     },
   },
   'test-wallets': {
     flags: {},
-    run: (rt) => listTestWallets({ config: rt.config, services: rt.services, forkEm: () => rt.db.orm.em.fork(), logger: createLogger('silent') }),
+    run: (rt) => listTestWallets({ config: rt.config, services: rt.services, logger: createLogger('silent') }),
   },
   demo: {
     flags: {},
@@ -193,7 +196,7 @@ const COMMANDS: Record<string, { flags: Record<string, { type: 'string' }>; run(
           ({ walletId, pin } = (await COMMANDS['user:create']!.run(rt, { username, phone, balance: '1000.00' })) as { walletId: string; pin: string });
         } catch (err) {
           if (!(err instanceof UsageError) || !/taken/.test(err.message)) throw err;
-          walletId = await rt.services.accounts.walletIdFor(rt.db.orm.em.fork(), username);
+          walletId = await rt.services.accounts.walletIdFor(rt.db.sql, username);
           // An existing user gets a fresh PIN too (the old one was shown once and is gone).
           ({ pin } = (await COMMANDS['pin:reset']!.run(rt, { wallet: walletId })) as { pin: string });
         }
@@ -244,7 +247,9 @@ async function run(argv: string[], io: CliIo): Promise<number> {
       io.stdout(`${JSON.stringify({ migrated: executed.map((m) => m.name) })}\n`);
       return 0;
     }
-    const rt: Runtime = { config, db, schema: await getSchema(), services: createServices(config, db, createLogger('silent')), runId: `cli-${randomUUID()}` };
+    const services = createServices(config, db, createLogger('silent'));
+    const contexts = { works: services.works, rateLimits: services.rateLimits, container: createResolvers(services) };
+    const rt: Runtime = { config, db, schema: await getSchema(), services, contexts, runId: `cli-${randomUUID()}` };
     const output = await spec!.run(rt, values);
     io.stdout(`${JSON.stringify(output)}\n`);
     return 0;

@@ -1,5 +1,6 @@
 import { Arg, Authorized, Ctx, Mutation, Resolver, UseMiddleware } from 'type-graphql';
 import type { Context } from '../context.js';
+import type { ConsentService } from './consent.service.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { Audited } from '../audit/audit.middleware.js';
@@ -8,6 +9,10 @@ import { TransactionPinReset } from './consent.types.js';
 /** The wallet app's side of consent (user token). */
 @Resolver()
 export class ConsentResolver {
+  constructor(
+    private readonly consent: ConsentService,
+  ) {}
+
   @Authorized(Role.USER)
   @Mutation(() => Boolean, {
     description:
@@ -19,7 +24,7 @@ export class ConsentResolver {
     @Ctx() ctx: Context,
     @CurrentUser() user: User,
   ): Promise<boolean> {
-    return ctx.services.consent.changePin(ctx.em, user.userId, currentPin, newPin);
+    return this.consent.changePin(ctx.work.em, user.userId, currentPin, newPin);
   }
 }
 
@@ -28,6 +33,10 @@ export class ConsentResolver {
 @UseMiddleware(Audited)
 @Resolver()
 export class ConsentAdminResolver {
+  constructor(
+    private readonly consent: ConsentService,
+  ) {}
+
   @Mutation(() => TransactionPinReset, {
     description: "Sets a wallet's transaction PIN (a random 6-digit one when `pin` is omitted), lifts any lock, and shows the PIN this once.",
   })
@@ -36,13 +45,13 @@ export class ConsentAdminResolver {
     @Ctx() ctx: Context,
     @Arg('pin', () => String, { nullable: true, description: '4 to 6 digits.' }) pin?: string | null,
   ): Promise<TransactionPinReset> {
-    return Object.assign(new TransactionPinReset(), { walletId, pin: await ctx.services.consent.setPin(ctx.em, walletId, pin) });
+    return Object.assign(new TransactionPinReset(), { walletId, pin: await this.consent.setPin(ctx.work, walletId, pin) });
   }
 
   @Mutation(() => Boolean, {
     description: "Lifts the lock on a wallet's approvals (after PIN_MAX_ATTEMPTS failed verifications) and clears its count.",
   })
   async unlockTransactionPin(@Arg('walletId', () => String) walletId: string, @Ctx() ctx: Context): Promise<boolean> {
-    return ctx.services.consent.unlock(ctx.em, walletId);
+    return this.consent.unlock(ctx.work, walletId);
   }
 }

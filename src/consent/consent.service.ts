@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from '../db/sql.js';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { generatePin, hashPin, requirePin, verifyPin } from './pin.js';
@@ -17,7 +18,7 @@ export const NO_PIN_MESSAGE = 'Set a transaction PIN before approving';
 
 /** Stores a PIN's hash, replacing any earlier one and lifting any lock (one statement). */
 const SET_PIN_SQL = `insert into wallet_pins (wallet_id, pin_hash, failures, locked_until, updated_at)
-  values (?, ?, 0, null, now())
+  values ($1, $2, 0, null, now())
   on conflict (wallet_id) do update set pin_hash = excluded.pin_hash, failures = 0, locked_until = null, updated_at = now()`;
 
 /**
@@ -92,12 +93,12 @@ export class ConsentService {
    * Sets (or replaces) a wallet's PIN, lifting any lock and clearing the count; a random 6-digit
    * PIN when none is given. Returns the PIN, to be shown once. NOT_FOUND for an unknown wallet.
    */
-  async setPin(em: EntityManager, walletId: string, pin?: string | null): Promise<string> {
+  async setPin(db: Queryable, walletId: string, pin?: string | null): Promise<string> {
     const chosen = pin === undefined || pin === null ? generatePin() : requirePin(pin);
-    const [wallet] = await em.execute<Array<{ id: string }>>('select id from wallets where id = ?', [walletId]);
+    const [wallet] = await db.query('select id from wallets where id = $1', [walletId]);
     if (!wallet) throw notFound('Wallet not found');
     const pinHash = await this.hashPin(chosen);
-    await em.execute(SET_PIN_SQL, [walletId, pinHash]);
+    await db.query(SET_PIN_SQL, [walletId, pinHash]);
     return chosen;
   }
 
@@ -158,9 +159,9 @@ export class ConsentService {
   }
 
   /** An operator lifts a wallet's lock and clears its count. NOT_FOUND when the wallet has no PIN. */
-  async unlock(em: EntityManager, walletId: string): Promise<boolean> {
-    const rows = await em.execute<Array<{ wallet_id: string }>>(
-      'update wallet_pins set failures = 0, locked_until = null, updated_at = now() where wallet_id = ? returning wallet_id',
+  async unlock(db: Queryable, walletId: string): Promise<boolean> {
+    const rows = await db.query(
+      'update wallet_pins set failures = 0, locked_until = null, updated_at = now() where wallet_id = $1 returning wallet_id',
       [walletId],
     );
     if (rows.length === 0) throw notFound('Wallet not found or it has no transaction PIN');
@@ -178,7 +179,7 @@ export class ConsentService {
     const [wallet] = await em.execute<Array<{ id: string }>>('select id from wallets where user_id = ?', [userId]);
     if (!wallet) throw notFound('Wallet not found');
     await this.verify(em, { userId, walletId: wallet.id }, null, { method: 'pin', pin: current });
-    await em.execute(SET_PIN_SQL, [wallet.id, await this.hashPin(next)]);
+    await em.execute(SET_PIN_SQL.replaceAll(/\$\d/g, '?'), [wallet.id, await this.hashPin(next)]);
     return true;
   }
 }

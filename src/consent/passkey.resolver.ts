@@ -1,6 +1,7 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { Context } from '../context.js';
+import type { PasskeyService } from './passkey.service.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { PasskeyView } from './passkey.types.js';
@@ -8,10 +9,14 @@ import { PasskeyView } from './passkey.types.js';
 /** The wallet app's passkeys (user token): enrolment, listing, removal and approval challenges. */
 @Resolver()
 export class PasskeyResolver {
+  constructor(
+    private readonly passkeys: PasskeyService,
+  ) {}
+
   @Authorized(Role.USER)
   @Query(() => [PasskeyView], { description: 'Wallet app (user token): my passkeys, oldest first.' })
   async myPasskeys(@Ctx() ctx: Context, @CurrentUser() me: User): Promise<PasskeyView[]> {
-    return (await ctx.services.passkeys.list(ctx.em, me.userId)).map((p) => PasskeyView.from(p));
+    return (await this.passkeys.list(ctx.work.em, me.userId)).map((p) => PasskeyView.from(p));
   }
 
   @Authorized(Role.USER)
@@ -20,7 +25,7 @@ export class PasskeyResolver {
       'Wallet app (user token): WebAuthn creation options for navigator.credentials.create (JSON, base64url fields), with a single-use challenge valid for 5 minutes.',
   })
   async passkeyRegistrationOptions(@Ctx() ctx: Context, @CurrentUser() me: User): Promise<Record<string, unknown>> {
-    return ctx.services.passkeys.registrationOptions(ctx.em, me.userId);
+    return this.passkeys.registrationOptions(ctx.work.em, me.userId);
   }
 
   @Authorized(Role.USER)
@@ -33,13 +38,13 @@ export class PasskeyResolver {
     @CurrentUser() me: User,
     @Arg('name', () => String, { nullable: true, description: 'At most 64 characters; default "Passkey".' }) name?: string | null,
   ): Promise<PasskeyView> {
-    return PasskeyView.from(await ctx.services.passkeys.register(ctx.em, me.userId, response, name));
+    return PasskeyView.from(await this.passkeys.register(ctx.work.em, me.userId, response, name));
   }
 
   @Authorized(Role.USER)
   @Mutation(() => Boolean, { description: 'Wallet app (user token): remove one of my passkeys.' })
   async removePasskey(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() me: User): Promise<boolean> {
-    return ctx.services.passkeys.remove(ctx.em, me.userId, id);
+    return this.passkeys.remove(ctx.work.em, me.userId, id);
   }
 
   @Authorized(Role.USER)
@@ -48,6 +53,6 @@ export class PasskeyResolver {
       'Wallet app (user token): WebAuthn request options for navigator.credentials.get that approve one of my PENDING requests: allowCredentials lists my passkeys (empty when none), user verification is required, and the single-use challenge commits to the request\'s id, amount, currency and merchant name. Answer with approvePaymentRequest(id, verification: { passkey }).',
   })
   async approvalChallenge(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() me: User): Promise<Record<string, unknown>> {
-    return ctx.services.passkeys.approvalChallenge(ctx.em, me.userId, id);
+    return this.passkeys.approvalChallenge(ctx.work.em, me.userId, id);
   }
 }

@@ -5,6 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import ormConfig from '../../mikro-orm.config.js';
 import { runningEmbeddedUrl, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
+import { SqlPool } from './sql.js';
 
 /** How long a statement waits for a lock before giving up (PostgreSQL lock_timeout). */
 export const LOCK_TIMEOUT_MS = 3000;
@@ -45,6 +46,8 @@ function driverLog(logger: Logger) {
 /** An open database: the ORM plus whatever must be closed with it. */
 export interface Database {
   readonly orm: MikroORM;
+  /** The ORM's connection pool, for named statements and units of work (src/db/unit-of-work.ts). */
+  readonly sql: SqlPool;
   /** The embedded PostgreSQL, when one was started. */
   readonly embedded: EmbeddedPostgres | undefined;
   readonly url: string;
@@ -97,6 +100,7 @@ export async function openDatabase(opts: DatabaseOptions): Promise<Database> {
   const finalUrl = url;
   return {
     orm,
+    sql: new SqlPool(orm.em.getKnex().client),
     embedded,
     url: finalUrl,
     async close() {

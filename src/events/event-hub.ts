@@ -1,16 +1,15 @@
 import { setMaxListeners } from 'node:events';
 import { createPubSub } from '@graphql-yoga/subscription';
-import type { MikroORM } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { PaymentRequestView } from '../payment-requests/payment-request.types.js';
-import { subscriberViewOf, walletTopicOf, type EventPayload, type EventType, type WalletEventType } from './events.js';
-import { OutboxCommits, type CommittedEvents } from './outbox.js';
-import { OutboxReader, type OutboxQuery, type OutboxRow } from './outbox-reader.js';
+import type { Committed } from '../db/unit-of-work.js';
+import { isEventType, walletTopicOf, type EventPayload, type EventType, type WalletEventType } from './events.js';
+import { OutboxReader, type OutboxQuery, type OutboxRow } from './outbox.js';
 import type { LeaderTask } from '../background/leader-work.js';
 
 export type { WalletEventType } from './events.js';
 
-type Topics = Record<WalletEventType, [userId: string, payload: PaymentRequestView]>;
+/** Each topic carries the event as merchants receive it; the subscription's resolver reads its subject from it. */
+type Topics = Record<WalletEventType, [userId: string, payload: EventPayload]>;
 
 /**
  * Where a process's subscribers get the outbox from: its own reader (LocalFeed, below), or, with
@@ -129,22 +128,18 @@ export class EventHub {
   /** Per user, the registration with the feed (resolved once the feed covers the user). */
   private readonly watching = new Map<string, Promise<void>>();
   private readonly wakeListeners = new Set<() => void>();
-  /** Per payment request, the sequence of the last event delivered here (by either path). */
+  /** Per subject (a payment request), the sequence of the last event delivered here (by either path). */
   private readonly lastSequence = new Map<string, number>();
   /** Events handed over at commit whose row the feed has not brought yet: event id → user id. */
   private readonly handed = new Map<string, string>();
-  private readonly commits: OutboxCommits;
   /** Open subscriptions on this process, counted once the feed covers them (the metrics gauge reads it). */
   readonly stats = { subscriptions: 0, handedAtCommit: 0, fromFeed: 0 };
 
   constructor(
     private readonly feed: OutboxFeed,
-    private readonly orm: MikroORM,
     private readonly log: Logger,
     private readonly options: EventHubOptions = {},
-  ) {
-    this.commits = new OutboxCommits((committed) => this.onCommit(committed));
-  }
+  ) {}
 
   /**
    * The pubsub's EventTarget: one listener per subscription on a user's topic. The WebSocket door
@@ -158,7 +153,6 @@ export class EventHub {
   }
 
   async start(): Promise<void> {
-    this.orm.em.getEventManager().registerSubscriber(this.commits);
     await this.feed.start((rows) => this.fromFeed(rows));
   }
 
@@ -187,7 +181,7 @@ export class EventHub {
   }
 
   /** An async iterator of one user's payment requests for one topic; ends when the client unsubscribes. */
-  subscribe(type: WalletEventType, userId: string): AsyncIterableIterator<PaymentRequestView> {
+  subscribe(type: WalletEventType, userId: string): AsyncIterableIterator<EventPayload> {
     const inner = this.pubsub.subscribe(type, userId)[Symbol.asyncIterator]();
     this.perUser.set(userId, (this.perUser.get(userId) ?? 0) + 1);
     let released = false;
@@ -226,7 +220,7 @@ export class EventHub {
       this.feed.unwatch(userId);
       for (const [eventId, owner] of this.handed) if (owner === userId) this.handed.delete(eventId);
     };
-    const iterator: AsyncIterableIterator<PaymentRequestView> = {
+    const iterator: AsyncIterableIterator<EventPayload> = {
       [Symbol.asyncIterator]: () => iterator,
       next: async () => {
         const r = await inner.next();
@@ -247,24 +241,23 @@ export class EventHub {
     return iterator;
   }
 
-  /** After this process committed events: hand them to its own subscribers where order allows, then tell the feed. */
-  private onCommit(committed: CommittedEvents): void {
+  /**
+   * After this process committed events (every unit of work hands its commits here, src/db/unit-of-work.ts):
+   * hand them to its own subscribers where order allows, then tell the feed.
+   */
+  committed(committed: Committed): void {
     // Whether the feed must bring some of these events to subscribers here (not handed over now).
-    let read = committed.events.length === 0 && this.perUser.size > 0; // written in a savepoint: not handed over
+    let read = false;
     for (const e of committed.events) {
-      if (e.userId === undefined) {
-        read ||= this.perUser.size > 0;
-        continue;
-      }
-      if (!this.perUser.has(e.userId) || !walletTopicOf(e.type)) continue;
-      if ((this.lastSequence.get(e.paymentRequestId) ?? 0) === e.sequence - 1 && this.publish(e.type, e.userId, e.payload, e.paymentRequestId, e.sequence)) {
+      if (e.userId === null || !this.perUser.has(e.userId) || !isEventType(e.type) || !walletTopicOf(e.type)) continue;
+      if ((this.lastSequence.get(e.subjectId) ?? 0) === e.sequence - 1 && this.publish(e.type, e.userId, e.payload as EventPayload, e.subjectId, e.sequence)) {
         this.handed.set(e.id, e.userId);
         this.stats.handedAtCommit++;
       } else {
         read = true; // an earlier one is still to come: the feed brings it in order
       }
     }
-    this.feed.committed(read);
+    if (committed.events.length > 0) this.feed.committed(read);
     if (committed.deliveries) this.wakeDeliveries();
   }
 
@@ -272,7 +265,7 @@ export class EventHub {
     for (const row of rows) {
       if (this.handed.delete(row.id)) continue;
       if (!this.perUser.has(row.userId)) continue;
-      if ((this.lastSequence.get(row.paymentRequestId) ?? 0) >= row.sequence) continue;
+      if ((this.lastSequence.get(row.subjectId) ?? 0) >= row.sequence) continue;
       if (!walletTopicOf(row.type)) continue;
       let payload: EventPayload;
       try {
@@ -281,17 +274,17 @@ export class EventHub {
         this.log.error({ err: { message: (err as Error).message }, eventId: row.id }, 'event payload unreadable');
         continue;
       }
-      if (this.publish(row.type, row.userId, payload, row.paymentRequestId, row.sequence)) this.stats.fromFeed++;
+      if (this.publish(row.type, row.userId, payload, row.subjectId, row.sequence)) this.stats.fromFeed++;
     }
   }
 
   /** Publishes one event to its user's topic; true when it went out. */
-  private publish(type: EventType, userId: string, payload: EventPayload, paymentRequestId: string, sequence: number): boolean {
+  private publish(type: EventType, userId: string, payload: EventPayload, subjectId: string, sequence: number): boolean {
     const topic = walletTopicOf(type);
     if (!topic) return false;
     try {
-      this.pubsub.publish(topic, userId, subscriberViewOf(payload));
-      this.remember(paymentRequestId, sequence);
+      this.pubsub.publish(topic, userId, payload);
+      this.remember(subjectId, sequence);
       this.options.onDelivered?.(Math.max(0, Date.now() - Date.parse(payload.createdAt)) / 1000);
       return true;
     } catch (err) {
@@ -300,9 +293,9 @@ export class EventHub {
     }
   }
 
-  private remember(paymentRequestId: string, sequence: number): void {
-    this.lastSequence.delete(paymentRequestId);
-    this.lastSequence.set(paymentRequestId, sequence);
+  private remember(subjectId: string, sequence: number): void {
+    this.lastSequence.delete(subjectId);
+    this.lastSequence.set(subjectId, sequence);
     if (this.lastSequence.size > REMEMBERED_REQUESTS) {
       const oldest = this.lastSequence.keys().next().value;
       if (oldest !== undefined) this.lastSequence.delete(oldest);
@@ -310,7 +303,6 @@ export class EventHub {
   }
 
   async close(): Promise<void> {
-    this.orm.em.getEventManager().getSubscribers().delete(this.commits);
     await this.feed.close();
   }
 }

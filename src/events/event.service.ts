@@ -1,4 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from '../db/sql.js';
+import type { UnitOfWork } from '../db/unit-of-work.js';
 import { badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
 import { EVENT_TYPES, isEventType, type EventPayload, type EventType } from './events.js';
@@ -63,8 +64,8 @@ export interface EventDetail {
  * else the snapshot's xmax. Only when some transaction is running is the activity view
  * consulted; the outbox readers never do (outbox.ts). Read rows below it in a LATER statement.
  */
-export async function settledHorizon(em: EntityManager): Promise<string> {
-  const [row] = await em.execute<Array<{ horizon: string }>>(
+export async function settledHorizon(db: Queryable): Promise<string> {
+  const [row] = await db.query<{ horizon: string }>(
     `select (case when not exists (select from pg_snapshot_xip(s)) then pg_snapshot_xmax(s)
              else coalesce(
                (select min(x) from pg_snapshot_xip(s) x
@@ -92,7 +93,7 @@ function requireEventId(id: string, field = 'id'): string {
  */
 export class EventService {
   async list(
-    em: EntityManager,
+    db: Queryable,
     developerId: string,
     after: string | null | undefined,
     limit: number | null | undefined,
@@ -105,55 +106,46 @@ export class EventService {
       filter.paymentRequestId === undefined || filter.paymentRequestId === null ? null : requireUuid(filter.paymentRequestId, 'paymentRequestId');
     let cursor: { xid: string; position: string } = { xid: '0', position: '0' };
     if (after !== undefined && after !== null) {
-      const [row] = await em.execute<Array<{ xid: string; position: string }>>(
-        'select xid::text as xid, position::text as position from events where id = ? and developer_id = ?',
+      const [row] = await db.query<{ xid: string; position: string }>(
+        'select xid::text as xid, position::text as position from events where id = $1 and developer_id = $2',
         [requireEventId(after, 'after'), developerId],
       );
       if (!row) throw notFound('Event not found');
       cursor = row;
     }
-    const horizon = await settledHorizon(em);
-    const rows = await em.execute<Array<{ payload: EventPayload }>>(
+    const horizon = await settledHorizon(db);
+    const rows = await db.query<{ payload: EventPayload }>(
       `select payload from events
-        where (developer_id, xid, position) > (?::uuid, ?::xid8, ?::bigint)
-          and (developer_id, xid, position) < (?::uuid, ?::xid8, 0)
-          ${types.length > 0 ? 'and type = any(array[?]::text[])' : ''}
-          ${paymentRequestId ? 'and payment_request_id = ?' : ''}
+        where (developer_id, xid, position) > ($1::uuid, $2::xid8, $3::bigint)
+          and (developer_id, xid, position) < ($1::uuid, $4::xid8, 0)
+          and ($5::text[] is null or type = any($5::text[]))
+          and ($6::uuid is null or payment_request_id = $6::uuid)
         order by developer_id, xid, position
-        limit ?`,
+        limit $7`,
       // The page is one range of events_developer_idx (developer_id, xid, position): both bounds are
       // row comparisons from its first column (the developer's rows after the cursor, below the
       // horizon). Written as "developer_id = ?", the developer is a constant, (xid, position) order
       // is what events_xid_idx gives too, and at 2 million rows the planner read that one instead:
       // 0.5 s a page, against 0.1 ms (bench/outbox-10m.mjs, #17).
-      [
-        developerId,
-        cursor.xid,
-        cursor.position,
-        developerId,
-        horizon,
-        ...(types.length > 0 ? [types] : []),
-        ...(paymentRequestId ? [paymentRequestId] : []),
-        n + 1,
-      ],
+      [developerId, cursor.xid, cursor.position, horizon, types.length > 0 ? types : null, paymentRequestId, n + 1],
     );
     const data = rows.slice(0, n).map((r) => r.payload);
     return { data, hasMore: rows.length > n, nextAfter: data.at(-1)?.id ?? after ?? null };
   }
 
-  async get(em: EntityManager, developerId: string, id: string): Promise<EventDetail> {
-    const [row] = await em.execute<Array<{ payload: EventPayload }>>('select payload from events where id = ? and developer_id = ?', [
+  async get(db: Queryable, developerId: string, id: string): Promise<EventDetail> {
+    const [row] = await db.query<{ payload: EventPayload }>('select payload from events where id = $1 and developer_id = $2', [
       requireEventId(id),
       developerId,
     ]);
     if (!row) throw notFound('Event not found');
-    const deliveries = await em.execute<Array<Record<string, unknown>>>(
+    const deliveries = await db.query(
       `select endpoint_id, status, attempts, case when status = 'PENDING' then next_attempt_at end as next_attempt_at, delivered_at, last_error
-         from webhook_deliveries where event_id = ? order by id`,
+         from webhook_deliveries where event_id = $1 order by id`,
       [id],
     );
-    const attempts = await em.execute<Array<Record<string, unknown>>>(
-      `select endpoint_id, attempted_at, http_status, error, duration_ms from webhook_attempts where event_id = ? order by attempted_at, id limit 200`,
+    const attempts = await db.query(
+      `select endpoint_id, attempted_at, http_status, error, duration_ms from webhook_attempts where event_id = $1 order by attempted_at, id limit 200`,
       [id],
     );
     const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
@@ -181,15 +173,14 @@ export class EventService {
    * Sends an event again to each of the developer's enabled endpoints that want its type: a
    * delivery that is not pending starts over (same webhook-id); a missing one is created.
    */
-  async resend(em: EntityManager, developerId: string, id: string): Promise<EventDetail> {
-    await em.transactional(async (tem) => {
-      const [event] = await tem.execute<Array<{ id: string }>>('select id from events where id = ? and developer_id = ?', [
-        requireEventId(id),
-        developerId,
-      ]);
+  async resend(work: UnitOfWork, developerId: string, id: string): Promise<EventDetail> {
+    return work.transaction(async (tx) => {
+      const [event] = await tx.query('select id from events where id = $1 and developer_id = $2', [requireEventId(id), developerId]);
       if (!event) throw notFound('Event not found');
-      await tem.execute(queueDeliveriesSql('events', { where: 'ev.id = ?', restart: true }), [id]);
+      const queued = await tx.query(queueDeliveriesSql('events', { where: 'ev.id = $1', restart: true }), [id]);
+      // The delivery workers are woken once this commits (here and, by the hint, on other instances).
+      tx.wrote([], queued.length > 0);
+      return this.get(tx, developerId, id);
     });
-    return this.get(em, developerId, id);
   }
 }

@@ -1,16 +1,14 @@
 import { opaqueId } from '../random-id.js';
-import type { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
-import { PAYMENT_REQUEST_STATUS_FIELDS, PaymentRequestView } from '../payment-requests/payment-request.types.js';
-import type { Transaction } from '../transactions/transaction.entity.js';
-import { TRANSACTION_FIELDS, TransactionView } from '../transactions/transaction.types.js';
 
 /**
- * The event registry and payload format (SPEC §13): which events exist, what merchants receive
- * (webhook body, events API), and which wallet-app subscription each feeds. The outbox write and
- * read are in `outbox.ts`; the webhook queueing in `webhook-queue.ts`.
+ * The event registry and envelope (SPEC §13): which events exist, what merchants receive
+ * (webhook body, events API), and which wallet-app subscription each feeds. A feature serialises
+ * its own subjects into an event's `data` (src/payment-requests, src/transactions); this module
+ * knows no feature. Adding an event type is one line here plus its migration (the `events.type`
+ * CHECK); the write path is `append.ts`, the read path `outbox.ts`.
  */
 
-/** Event types (SPEC §13): merchants' code depends on these names. */
+/** Event types (SPEC §13, §15): merchants' code depends on these names. */
 export const EVENT_TYPES = [
   'payment_request.created',
   'payment_request.approved',
@@ -36,7 +34,7 @@ export const isEventType = (value: unknown): value is EventType =>
 /** The wallet app's subscription topics. */
 export type WalletEventType = 'paymentRequested' | 'paymentRequestUpdated';
 
-/** Which wallet-app subscription an event feeds (refunds are not sent to the app). */
+/** Which wallet-app subscription an event feeds (refunds, captures and voids are not sent to the app). */
 export function walletTopicOf(type: EventType): WalletEventType | undefined {
   switch (type) {
     case 'payment_request.created':
@@ -62,30 +60,14 @@ export type JsonBody = Record<string, unknown>;
 
 /**
  * An event as merchants receive it (webhook body, events API): no user, wallet or developer
- * identifier; `paymentRequest` is the PaymentRequestStatus body, `transaction` the Transaction body.
+ * identifier. `data` is what the event's subject says of itself (for payment requests and their
+ * transactions: `{ paymentRequest, transaction? }`, the REST bodies of both).
  */
 export interface EventPayload {
   id: string;
   type: EventType;
   createdAt: string;
-  data: { paymentRequest: JsonBody; transaction?: JsonBody };
-}
-
-/** Picks exactly the body's fields from a view and turns it into JSON as the REST door does (dates as ISO strings). */
-function body<T extends object>(view: T, fields: readonly (keyof T & string)[]): JsonBody {
-  const picked: Record<string, unknown> = {};
-  for (const f of fields) picked[f] = view[f];
-  return JSON.parse(JSON.stringify(picked)) as JsonBody;
-}
-
-/** The PaymentRequestStatus body of a request, as GET /wallet/payment-request/{id} answers it. */
-export function paymentRequestBody(pr: PaymentRequest): JsonBody {
-  return body(PaymentRequestView.from(pr), PAYMENT_REQUEST_STATUS_FIELDS);
-}
-
-/** The Transaction body, as GET /wallet/transaction/{id} answers it. */
-export function transactionBody(tx: Transaction): JsonBody {
-  return body(TransactionView.from(tx), TRANSACTION_FIELDS);
+  data: JsonBody;
 }
 
 /**
@@ -96,38 +78,4 @@ export function transactionBody(tx: Transaction): JsonBody {
  */
 export function newEventId(now = Date.now()): string {
   return opaqueId(`evt_${String(now).padStart(13, '0')}`);
-}
-
-/** The payload of one state change's event (`createdAt` is when it was written). */
-export function eventPayload(id: string, type: EventType, createdAt: Date, paymentRequest: PaymentRequest, transaction?: Transaction): EventPayload {
-  return {
-    id,
-    type,
-    createdAt: createdAt.toISOString(),
-    data: {
-      paymentRequest: paymentRequestBody(paymentRequest),
-      ...(transaction ? { transaction: transactionBody(transaction) } : {}),
-    },
-  };
-}
-
-/** The view a wallet-app subscriber receives, rebuilt from an event's PaymentRequestStatus body (the state the event describes). */
-export function subscriberViewOf(payload: EventPayload): PaymentRequestView {
-  const b = payload.data.paymentRequest;
-  return Object.assign(new PaymentRequestView(), {
-    id: b.id as string,
-    status: b.status as PaymentRequestStatus,
-    amount: b.amount as number,
-    currency: b.currency as string,
-    description: b.description as string,
-    merchantName: b.merchantName as string,
-    createdAt: new Date(b.createdAt as string),
-    expiresAt: new Date(b.expiresAt as string),
-    updatedAt: new Date(b.updatedAt as string),
-    transactionId: (b.transactionId as string | null) ?? null,
-    reference: (b.reference as string | null) ?? null,
-    metadata: (b.metadata as Record<string, string> | null) ?? null,
-    consentReceipt: (b.consentReceipt as string | null | undefined) ?? null,
-    paymentUrl: b.paymentUrl as string,
-  });
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { LocalFeed, type OutboxFeed } from './event-hub.js';
 import { NatsFeed, NatsLink } from './nats.js';
-import type { OutboxQuery } from './outbox-reader.js';
+import type { OutboxQuery } from './outbox.js';
 
 /**
  * The feed of one instance (one process): with NATS_URL, the stream the leader publishes the

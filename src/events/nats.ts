@@ -6,7 +6,7 @@ import { PollLoop } from '../background/poll-loop.js';
 import type { LeaderTask } from '../background/leader-work.js';
 import type { EventType } from './events.js';
 import { BUSY_POLL_MS, type OutboxFeed } from './event-hub.js';
-import { OutboxReader, covers, parseSnapshot, visibleIn, type OutboxBatch, type OutboxQuery, type OutboxRow, type Snapshot } from './outbox-reader.js';
+import { OutboxReader, covers, parseSnapshot, visibleIn, type OutboxBatch, type OutboxQuery, type OutboxRow, type Snapshot } from './outbox.js';
 
 /*
  * The fan-out of events over NATS JetStream (NATS_URL). PostgreSQL stays the only truth; the
@@ -202,7 +202,7 @@ export class NatsLink {
 /** The headers an event carries beside its payload (the body), so an instance routes it without parsing. */
 const H = {
   type: 'Outbox-Type',
-  request: 'Outbox-Request',
+  subject: 'Outbox-Subject',
   sequence: 'Outbox-Sequence',
   user: 'Outbox-User',
   xid: 'Outbox-Xid',
@@ -305,26 +305,26 @@ export class NatsRelay implements LeaderTask {
   }
 
   /**
-   * Publishes a batch: a payment request's events one after another (the next once the previous
-   * is stored, so a failure never leaves a later event of a request in the stream without an
-   * earlier one), different requests' at once; then the batch's marker. Any failure rejects: the
+   * Publishes a batch: a subject's events (a payment request's) one after another (the next once
+   * the previous is stored, so a failure never leaves a later event of a subject in the stream
+   * without an earlier one), different subjects' at once; then the batch's marker. Any failure rejects: the
    * reader reads the batch again (what was stored is dropped as a duplicate).
    */
   private async publish(batch: OutboxBatch): Promise<void> {
     const js = this.link.jetstream;
     if (!js) throw new Error('NATS away');
-    const byRequest = new Map<string, OutboxRow[]>();
+    const bySubject = new Map<string, OutboxRow[]>();
     for (const row of batch.rows) {
-      const list = byRequest.get(row.paymentRequestId);
+      const list = bySubject.get(row.subjectId);
       if (list) list.push(row);
-      else byRequest.set(row.paymentRequestId, [row]);
+      else bySubject.set(row.subjectId, [row]);
     }
     await Promise.all(
-      [...byRequest.values()].map(async (rows) => {
+      [...bySubject.values()].map(async (rows) => {
         for (const row of rows) {
           const h = headers();
           h.set(H.type, row.type);
-          h.set(H.request, row.paymentRequestId);
+          h.set(H.subject, row.subjectId);
           h.set(H.sequence, String(row.sequence));
           h.set(H.user, row.userId);
           h.set(H.xid, row.xid);
@@ -491,7 +491,7 @@ export class NatsFeed implements OutboxFeed {
     }
     this.ahead.set(id, xid);
     this.stats.fromNats++;
-    this.deliver?.([{ id, xid, userId, type: h.get(H.type) as EventType, paymentRequestId: h.get(H.request), sequence: Number(h.get(H.sequence)), payload: m.string() }]);
+    this.deliver?.([{ id, xid, userId, type: h.get(H.type) as EventType, subjectId: h.get(H.subject), sequence: Number(h.get(H.sequence)), payload: m.string() }]);
   }
 
   private onMarker(marker: Marker): void {

@@ -1,7 +1,7 @@
 /**
  * Webhook queueing: the one rule of which endpoints want an event, and the one statement that
  * queues a pending delivery for each of them. Both the outbox write (same statement as the
- * event) and a resend go through `queueDeliveriesSql`.
+ * event, append.ts) and a resend go through `queueDeliveriesSql`.
  */
 
 /** An endpoint wants an event when it is the event's developer's, ENABLED, and takes the event's type (no list: every type). */
@@ -11,13 +11,13 @@ export function endpointWantsSql(endpoint: string, event: string): string {
 
 /**
  * An INSERT queueing one PENDING delivery per wanting endpoint for every event of `source` (a
- * table or CTE with the events' id, type, developer_id, payment_request_id and sequence; `where`
+ * table or CTE with the events' id, type, developer_id, subject_id and sequence; `where`
  * narrows it). With `restart`, a delivery that exists and is not pending starts over (same
  * webhook-id): a resend. Returns one row per delivery queued (usable as a CTE).
  */
 export function queueDeliveriesSql(source: string, opts: { where?: string; restart?: boolean } = {}): string {
-  return `insert into webhook_deliveries (event_id, endpoint_id, payment_request_id, sequence)
-     select ev.id, ep.id, ev.payment_request_id, ev.sequence
+  return `insert into webhook_deliveries (event_id, endpoint_id, subject_id, sequence)
+     select ev.id, ep.id, ev.subject_id, ev.sequence
        from ${source} ev join webhook_endpoints ep on ${endpointWantsSql('ep', 'ev')}
       ${opts.where ? `where ${opts.where}` : ''}
      ${

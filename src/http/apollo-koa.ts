@@ -19,8 +19,11 @@ function documentOf(method: string, body: unknown, query: KoaContext['query']): 
 export function apolloKoaMiddleware<TContext extends BaseContext>(
   server: ApolloServer<TContext>,
   context: ContextFunction<[KoaContext], TContext>,
+  /** Called with the operation's context once it has been answered (the door's RateLimit-* headers). */
+  answered?: (ctx: KoaContext, context: TContext | undefined) => void,
 ): Middleware {
   return async (ctx) => {
+    let made: TContext | undefined;
     const headers = new HeaderMap();
     for (const [key, value] of Object.entries(ctx.headers)) {
       if (value !== undefined) headers.set(key, Array.isArray(value) ? value.join(', ') : value);
@@ -40,11 +43,12 @@ export function apolloKoaMiddleware<TContext extends BaseContext>(
     const execute = () =>
       server.executeHTTPGraphQLRequest({
         httpGraphQLRequest: { method: ctx.method.toUpperCase(), headers, search: ctx.querystring, body },
-        context: () => context(ctx),
+        context: async () => (made = await context(ctx)),
       });
     // With tracing on, the operation is a span (named once Apollo has parsed it: src/graphql/apollo.ts).
     const response = tracing.on ? await apolloRequestSpan(execute) : await execute();
     for (const [key, value] of response.headers) ctx.set(key, value);
+    answered?.(ctx, made);
     ctx.status = response.status ?? 200;
     if (response.body.kind === 'complete') {
       ctx.body = response.body.string;

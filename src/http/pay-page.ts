@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context as KoaContext } from 'koa';
 import type { Config } from '../config.js';
-import type { Services } from '../context.js';
+import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
 import type { GatewayState } from './state.js';
 import { qrSvg } from '../links/qr-code.js';
@@ -63,13 +63,13 @@ const NOT_FOUND_PAGE = page('Payment link not found', '<h1>Payment link not foun
  * Production: a small page with the merchant, the amount, an "Open in wallet app" link
  * (WALLET_APP_LINK_TEMPLATE) and the QR code for another device. An unknown code: a 404 page.
  */
-export function createPayPageRouter(config: Config, services: Pick<Services, 'payments' | 'forkEm'>): Router<GatewayState> {
+export function createPayPageRouter(config: Config, services: Pick<Services, 'payments' | 'works'>): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get(`${PAY_PATH}/:code`, async (ctx) => {
     ctx.state.route = `GET ${PAY_PATH}/:code`;
     let pr: PublicPaymentRequest;
     try {
-      pr = await services.payments.publicByCode(services.forkEm(), ctx.params.code ?? '');
+      pr = await services.payments.publicByCode(services.works.begin(), ctx.params.code ?? '');
     } catch (err) {
       if (err instanceof AppError && err.code === 'NOT_FOUND') return sendPage(ctx, 404, NOT_FOUND_PAGE);
       throw err;

@@ -3,7 +3,6 @@ import type Koa from 'koa';
 import type { Logger } from 'pino';
 import { describeError, httpMessage, type ErrorBody } from '../errors.js';
 import type { Metrics } from '../observability/metrics.js';
-import { rateLimitHeaders } from '../rate-limit.js';
 import { annotateHttpRoute, tracing } from '../observability/tracing.js';
 import type { GatewayState } from './state.js';
 
@@ -20,8 +19,7 @@ const POLLED_ROUTES: ReadonlySet<string> = new Set(['GET /api/v1/events']);
 /**
  * The outermost middleware of the HTTP door: the request id (a sane incoming X-Request-Id, else
  * a new one), the one error boundary (every error becomes the Error body through
- * `describeError`, with the headers it brings), the RateLimit-* headers of the operation, the
- * access log line and the duration metric; with tracing on, the HTTP span's route.
+ * `describeError`, with the headers it brings), the access log line and the duration metric; with tracing on, the HTTP span's route.
  */
 export function requestScope(logger: Logger, metrics: Metrics): Koa.Middleware<GatewayState> {
   return async (ctx, next) => {
@@ -31,8 +29,6 @@ export function requestScope(logger: Logger, metrics: Metrics): Koa.Middleware<G
     ctx.set('X-Request-Id', ctx.state.requestId);
     try {
       await next();
-      const verdict = ctx.state.context?.limits.verdict;
-      if (verdict) ctx.set(rateLimitHeaders(verdict));
       if (ctx.status >= 400 && (ctx.body === undefined || ctx.body === null)) {
         const status = ctx.status;
         ctx.body = { statusCode: status, message: httpMessage(status) } satisfies ErrorBody;

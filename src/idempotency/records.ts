@@ -1,5 +1,4 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
-import { preparedStatement, type SimpleStatement, type TransactionQuery } from '../db/prepared.js';
+import { sql, type Queryable, type SimpleStatement } from '../db/sql.js';
 
 /*
  * Idempotency records (SPEC §10): every database statement on `idempotency_keys`. The REST door
@@ -20,36 +19,48 @@ export type Claim =
 /** An unfinished call whose instance died is taken over after this long. */
 const LEASE_SECONDS = 60;
 
-/** A statement runner: a transaction's (runInTransaction) or the pool's, autocommitting (`autocommit`). */
-export type RecordQuery = TransactionQuery;
-
-/** Statements on the pool, each its own transaction (the door's claim-first routes). */
-export function autocommit(em: EntityManager): RecordQuery {
-  return (name, text, values) => preparedStatement(em, name, text, values);
-}
+const CLAIM = sql<{ at: string }>(
+  'idempotency_claim',
+  `insert into idempotency_keys (developer_id, key, fingerprint, state) values ($1::uuid, $2, $3, 'IN_PROGRESS')
+     on conflict do nothing returning now() as at`,
+);
+const COMPLETE = sql(
+  'idempotency_complete',
+  `update idempotency_keys set state = 'COMPLETED', response_status = $3::int, response_body = $4::jsonb
+    where developer_id = $1::uuid and key = $2 and state = 'IN_PROGRESS'`,
+);
+const FORGET_EXPIRED = sql(
+  'idempotency_forget_expired',
+  'delete from idempotency_keys where developer_id = $1 and key = $2 and created_at < now() - make_interval(hours => $3)',
+);
+const TAKE_OVER = sql<{ at: string }>(
+  'idempotency_take_over',
+  `update idempotency_keys set locked_at = now()
+    where developer_id = $1 and key = $2 and state = 'IN_PROGRESS' and locked_at < now() - make_interval(secs => $3)
+   returning now() as at`,
+);
+const READ = sql<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>(
+  'idempotency_read',
+  `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
+          locked_at < now() - make_interval(secs => $1) as stale,
+          created_at < now() - make_interval(hours => $2) as expired
+     from idempotency_keys where developer_id = $3 and key = $4`,
+);
+const RELEASE = sql('idempotency_release', `delete from idempotency_keys where developer_id = $1 and key = $2 and state = 'IN_PROGRESS'`);
 
 /** The claim of a key: inserts it IN_PROGRESS and returns the transaction's `now()`, or nothing when the key has a record. */
 export function claimStatement(developerId: string, key: string, print: string): SimpleStatement {
-  return {
-    text: `insert into idempotency_keys (developer_id, key, fingerprint, state) values ($1::uuid, $2, $3, 'IN_PROGRESS')
-       on conflict do nothing returning now() as at`,
-    values: [developerId, key, print],
-  };
+  return { text: CLAIM.text, values: [developerId, key, print] };
 }
 
 /** Stores the answer of a claimed call. */
 export function completeStatement(developerId: string, key: string, status: number, body: unknown): SimpleStatement {
-  return {
-    text: `update idempotency_keys set state = 'COMPLETED', response_status = $3::int, response_body = $4::jsonb
-      where developer_id = $1::uuid and key = $2 and state = 'IN_PROGRESS'`,
-    values: [developerId, key, status, JSON.stringify(body)],
-  };
+  return { text: COMPLETE.text, values: [developerId, key, status, JSON.stringify(body)] };
 }
 
-/** Stores the response of a claimed call: in the call's own transaction, or on its own (`autocommit`). */
-export async function completeIdempotencyRecord(q: RecordQuery, developerId: string, key: string, status: number, body: unknown): Promise<void> {
-  const { text, values } = completeStatement(developerId, key, status, body);
-  await q('idempotency_complete', text, values);
+/** Forgets a claimed call that must not be remembered. */
+export function releaseStatement(developerId: string, key: string): SimpleStatement {
+  return { text: RELEASE.text, values: [developerId, key] };
 }
 
 /**
@@ -58,29 +69,18 @@ export async function completeIdempotencyRecord(q: RecordQuery, developerId: str
  * around the operation (src/rest/idempotency.ts) the row is uncommitted: a concurrent call with the same key waits on
  * it at the insert and then replays what committed, and a crash or rollback leaves nothing behind.
  */
-export async function claimIdempotencyKey(q: RecordQuery, developerId: string, key: string, print: string): Promise<Claim> {
-  const claim = claimStatement(developerId, key, print);
+export async function claimIdempotencyKey(q: Queryable, developerId: string, key: string, print: string): Promise<Claim> {
   for (let attempt = 0; attempt < 2; attempt++) {
-    const inserted = await q<{ at: string }>('idempotency_claim', claim.text, claim.values);
+    const inserted = await q.run(CLAIM, [developerId, key, print]);
     if (inserted.length === 1) return { kind: 'new' };
     const found = await readRecord(q, developerId, key, print);
     if (found === 'absent') continue; // removed in between: claim again
     if (found === 'expired') {
-      await q(
-        'idempotency_forget_expired',
-        'delete from idempotency_keys where developer_id = $1 and key = $2 and created_at < now() - make_interval(hours => $3)',
-        [developerId, key, IDEMPOTENCY_TTL_HOURS],
-      );
+      await q.run(FORGET_EXPIRED, [developerId, key, IDEMPOTENCY_TTL_HOURS]);
       continue;
     }
     if (found === 'stale') {
-      const taken = await q<{ at: string }>(
-        'idempotency_take_over',
-        `update idempotency_keys set locked_at = now()
-          where developer_id = $1 and key = $2 and state = 'IN_PROGRESS' and locked_at < now() - make_interval(secs => $3)
-         returning now() as at`,
-        [developerId, key, LEASE_SECONDS],
-      );
+      const taken = await q.run(TAKE_OVER, [developerId, key, LEASE_SECONDS]);
       if (taken.length === 1) return { kind: 'new' };
       return { kind: 'in_progress' };
     }
@@ -95,19 +95,12 @@ export async function claimIdempotencyKey(q: RecordQuery, developerId: string, k
  * same body whose lease ran out).
  */
 async function readRecord(
-  q: RecordQuery,
+  q: Queryable,
   developerId: string,
   key: string,
   print: string,
 ): Promise<Exclude<Claim, { kind: 'new' }> | 'absent' | 'expired' | 'stale'> {
-  const [row] = await q<{ fingerprint: string; state: string; responseStatus: number | null; responseBody: unknown; stale: boolean; expired: boolean }>(
-    'idempotency_read',
-    `select fingerprint, state, response_status as "responseStatus", response_body as "responseBody",
-            locked_at < now() - make_interval(secs => $1) as stale,
-            created_at < now() - make_interval(hours => $2) as expired
-       from idempotency_keys where developer_id = $3 and key = $4`,
-    [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key],
-  );
+  const [row] = await q.run(READ, [LEASE_SECONDS, IDEMPOTENCY_TTL_HOURS, developerId, key]);
   if (!row) return 'absent';
   if (row.expired) return 'expired';
   if (row.fingerprint !== print) return { kind: 'mismatch' };
@@ -121,10 +114,11 @@ async function readRecord(
  * response. The primary key (developer_id, key) makes the claim atomic across instances.
  */
 export class IdempotencyStore {
-  constructor(private readonly forkEm: () => EntityManager) {}
+  /** @param pool statements on the pool, each its own transaction */
+  constructor(private readonly pool: Queryable) {}
 
   claim(developerId: string, key: string, print: string): Promise<Claim> {
-    return claimIdempotencyKey(autocommit(this.forkEm()), developerId, key, print);
+    return claimIdempotencyKey(this.pool, developerId, key, print);
   }
 
   /**
@@ -133,21 +127,17 @@ export class IdempotencyStore {
    * another body, 409 while the first call runs, the stored answer) rather than with the 400.
    */
   async standing(developerId: string, key: string, print: string): Promise<Exclude<Claim, { kind: 'new' }> | undefined> {
-    const found = await readRecord(autocommit(this.forkEm()), developerId, key, print);
+    const found = await readRecord(this.pool, developerId, key, print);
     return typeof found === 'string' ? undefined : found;
   }
 
   /** Stores the response of a call claimed on its own (`claim`). */
   async complete(developerId: string, key: string, status: number, body: unknown): Promise<void> {
-    await completeIdempotencyRecord(autocommit(this.forkEm()), developerId, key, status, body);
+    await this.pool.run(COMPLETE, [developerId, key, status, JSON.stringify(body)]);
   }
 
   /** Forgets a claimed call that must not be remembered (failed validation, or failed unexpectedly). */
   async release(developerId: string, key: string): Promise<void> {
-    await autocommit(this.forkEm())(
-      'idempotency_release',
-      `delete from idempotency_keys where developer_id = $1 and key = $2 and state = 'IN_PROGRESS'`,
-      [developerId, key],
-    );
+    await this.pool.run(RELEASE, [developerId, key]);
   }
 }

@@ -1,4 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Tx } from '../db/unit-of-work.js';
+import { sql } from '../db/sql.js';
 import { AppError, notFound } from '../errors.js';
 
 /** Money that moves between a wallet and a developer for one transaction. */
@@ -12,16 +13,40 @@ export interface Movement {
 }
 
 /**
+ * A payment's movement as one statement: the conditional debit of an ACTIVE wallet whose available
+ * balance (balance - held) covers the amount ($1), and only if it happened, the developer's credit
+ * and both ledger entries. `moved` is 0 when the wallet refused.
+ */
+const MOVE_PAYMENT = sql<{ moved: number }>(
+  'ledger_move_payment',
+  `with debit as (
+     update wallets set balance = balance - $1::numeric, updated_at = now()
+      where id = $2 and status = 'ACTIVE' and balance - held >= $1::numeric returning id),
+   credit as (
+     insert into developer_balances (developer_id, currency, balance)
+     select $3, $4, $1::numeric where exists (select 1 from debit)
+     on conflict (developer_id, currency) do update set balance = developer_balances.balance + excluded.balance
+     returning 1),
+   entries as (
+     insert into ledger_entries (kind, transaction_id, wallet_id, developer_id, amount, currency)
+     select 'PAYMENT', $5::uuid, e.wallet_id, e.developer_id, e.amount, $4
+       from (values ($2::text, null::uuid, -$1::numeric), (null::text, $3::uuid, $1::numeric)) as e(wallet_id, developer_id, amount)
+      where exists (select 1 from debit)
+     returning 1)
+   select (select count(*) from debit)::int as moved`,
+);
+
+/**
  * A payment, inside the caller's database transaction: debits the wallet only if it is ACTIVE
  * and covers the amount (a conditional update; the CHECK constraint backs it), credits the
- * developer and writes both ledger entries. This module is the only place a balance changes.
+ * developer and writes both ledger entries, in one statement. This module is the only place a
+ * balance changes.
  */
-export async function movePayment(tem: EntityManager, m: Movement): Promise<void> {
-  if (!(await debitWallet(tem, m))) {
-    await requireSpendable(tem, m);
-    if (!(await debitWallet(tem, m))) throw new Error('the locked wallet refused a debit it covers');
-  }
-  await creditDeveloper(tem, m);
+export async function movePayment(tx: Tx, m: Movement): Promise<void> {
+  const move = async () => (await tx.run(MOVE_PAYMENT, [m.amount, m.walletId, m.developerId, m.currency, m.transactionId]))[0]!.moved > 0;
+  if (await move()) return;
+  await requireSpendable(tx, m);
+  if (!(await move())) throw new Error('the locked wallet refused a debit it covers');
 }
 
 /**
@@ -32,9 +57,9 @@ export async function movePayment(tem: EntityManager, m: Movement): Promise<void
  * other approvals' transaction rows hold on this wallet, while they wait for this lock (a
  * deadlock). Returns when the wallet can spend it after all.
  */
-async function requireSpendable(tem: EntityManager, m: Movement): Promise<void> {
-  const [wallet] = await tem.execute<Array<{ status: string; covers: boolean }>>(
-    'select status, balance - held >= ?::numeric as covers from wallets where id = ? for no key update',
+async function requireSpendable(tx: Tx, m: Movement): Promise<void> {
+  const [wallet] = await tx.query<{ status: string; covers: boolean }>(
+    'select status, balance - held >= $1::numeric as covers from wallets where id = $2 for no key update',
     [m.amount, m.walletId],
   );
   if (!wallet) throw notFound('Wallet not found');
@@ -43,13 +68,13 @@ async function requireSpendable(tem: EntityManager, m: Movement): Promise<void> 
 }
 
 /** The developer's side of a payment: its settlement balance credited, and both ledger entries. */
-async function creditDeveloper(tem: EntityManager, m: Movement): Promise<void> {
-  await tem.execute(
-    `insert into developer_balances (developer_id, currency, balance) values (?, ?, ?::numeric)
+async function creditDeveloper(tx: Tx, m: Movement): Promise<void> {
+  await tx.query(
+    `insert into developer_balances (developer_id, currency, balance) values ($1, $2, $3::numeric)
      on conflict (developer_id, currency) do update set balance = developer_balances.balance + excluded.balance`,
     [m.developerId, m.currency, m.amount],
   );
-  await writeEntries(tem, 'PAYMENT', m, true);
+  await writeEntries(tx, 'PAYMENT', m, true);
 }
 
 /**
@@ -59,39 +84,38 @@ async function creditDeveloper(tem: EntityManager, m: Movement): Promise<void> {
  * holds on one wallet, each sees the others' committed `held`), and the CHECK `held <= balance`
  * backs it.
  */
-export async function placeHold(tem: EntityManager, m: Movement): Promise<void> {
+export async function placeHold(tx: Tx, m: Movement): Promise<void> {
   const hold = () =>
-    tem.execute<unknown[]>(
-      `update wallets set held = held + ?::numeric, updated_at = now()
-        where id = ? and status = 'ACTIVE' and balance - held >= ?::numeric returning id`,
-      [m.amount, m.walletId, m.amount],
+    tx.query(
+      `update wallets set held = held + $1::numeric, updated_at = now()
+        where id = $2 and status = 'ACTIVE' and balance - held >= $1::numeric returning id`,
+      [m.amount, m.walletId],
     );
   if ((await hold()).length > 0) return;
-  await requireSpendable(tem, m);
+  await requireSpendable(tx, m);
   if ((await hold()).length === 0) throw new Error('the locked wallet refused a hold it covers');
 }
 
 /**
  * A capture of (part of) a hold, inside the caller's database transaction: the whole hold
  * (`held`) is released and `m.amount` (at most `held`) is debited from the wallet and credited to
- * the developer, with both ledger entries. The wallet's status does not matter: the money was
- * reserved while it was ACTIVE.
+ * the developer, with both ledger entries.
  */
-export async function captureHold(tem: EntityManager, m: Movement, held: string): Promise<void> {
-  const debited = await tem.execute<unknown[]>(
-    `update wallets set balance = balance - ?::numeric, held = held - ?::numeric, updated_at = now()
-      where id = ? and held >= ?::numeric and ?::numeric <= ?::numeric returning id`,
-    [m.amount, held, m.walletId, held, m.amount, held],
+export async function captureHold(tx: Tx, m: Movement, held: string): Promise<void> {
+  const debited = await tx.query(
+    `update wallets set balance = balance - $1::numeric, held = held - $2::numeric, updated_at = now()
+      where id = $3 and held >= $2::numeric and $1::numeric <= $2::numeric returning id`,
+    [m.amount, held, m.walletId],
   );
   if (debited.length === 0) throw new Error(`wallet ${m.walletId} does not hold ${held}`);
-  await creditDeveloper(tem, m);
+  await creditDeveloper(tx, m);
 }
 
 /** Gives a hold back (a void, or a hold past HOLD_TTL_HOURS), inside the caller's database transaction. */
-export async function releaseHold(tem: EntityManager, walletId: string, held: string): Promise<void> {
-  const released = await tem.execute<unknown[]>(
-    `update wallets set held = held - ?::numeric, updated_at = now() where id = ? and held >= ?::numeric returning id`,
-    [held, walletId, held],
+export async function releaseHold(tx: Tx, walletId: string, held: string): Promise<void> {
+  const released = await tx.query(
+    `update wallets set held = held - $1::numeric, updated_at = now() where id = $2 and held >= $1::numeric returning id`,
+    [held, walletId],
   );
   if (released.length === 0) throw new Error(`wallet ${walletId} does not hold ${held}`);
 }
@@ -102,50 +126,33 @@ export async function releaseHold(tem: EntityManager, walletId: string, held: st
  * to the ledger under the refund. Wallet first, then developer, as in a payment: transactions
  * that lock the same rows in the same order cannot deadlock.
  */
-export async function moveRefund(tem: EntityManager, m: Movement & { refundId: string }): Promise<void> {
-  await tem.execute(`update wallets set balance = balance + ?::numeric, updated_at = now() where id = ?`, [m.amount, m.walletId]);
-  const debited: unknown[] = await tem.execute(
-    `update developer_balances set balance = balance - ?::numeric
-      where developer_id = ? and currency = ? and balance >= ?::numeric returning developer_id`,
-    [m.amount, m.developerId, m.currency, m.amount],
+export async function moveRefund(tx: Tx, m: Movement & { refundId: string }): Promise<void> {
+  await tx.query(`update wallets set balance = balance + $1::numeric, updated_at = now() where id = $2`, [m.amount, m.walletId]);
+  const debited = await tx.query(
+    `update developer_balances set balance = balance - $1::numeric
+      where developer_id = $2 and currency = $3 and balance >= $1::numeric returning developer_id`,
+    [m.amount, m.developerId, m.currency],
   );
   if (debited.length === 0) throw new AppError('INSUFFICIENT_FUNDS', 'Developer settlement balance does not cover the refund');
-  await writeEntries(tem, 'REFUND', m, false, m.refundId);
-}
-
-/**
- * The conditional debit: only an ACTIVE wallet whose available balance (balance - held) covers
- * the amount (the CHECKs `balance >= 0` and `held <= balance` back it).
- */
-async function debitWallet(tem: EntityManager, m: Movement): Promise<boolean> {
-  const debited: unknown[] = await tem.execute(
-    `update wallets set balance = balance - ?::numeric, updated_at = now()
-      where id = ? and status = 'ACTIVE' and balance - held >= ?::numeric returning id`,
-    [m.amount, m.walletId, m.amount],
-  );
-  return debited.length > 0;
+  await writeEntries(tx, 'REFUND', m, false, m.refundId);
 }
 
 /** One entry per side: the wallet's and the developer's, with opposite signs. */
-async function writeEntries(tem: EntityManager, kind: 'PAYMENT' | 'REFUND', m: Movement, walletPays: boolean, refundId: string | null = null): Promise<void> {
+async function writeEntries(tx: Tx, kind: 'PAYMENT' | 'REFUND', m: Movement, walletPays: boolean, refundId: string | null = null): Promise<void> {
   const [walletSign, developerSign] = walletPays ? ['-', ''] : ['', '-'];
-  await tem.execute(
+  await tx.query(
     `insert into ledger_entries (kind, transaction_id, refund_id, wallet_id, developer_id, amount, currency)
-     values (?, ?, ?, ?, null, ${walletSign}?::numeric, ?), (?, ?, ?, null, ?, ${developerSign}?::numeric, ?)`,
-    [kind, m.transactionId, refundId, m.walletId, m.amount, m.currency, kind, m.transactionId, refundId, m.developerId, m.amount, m.currency],
+     values ($1, $2, $3, $4, null, ${walletSign}$5::numeric, $6), ($1, $2, $3, null, $7, ${developerSign}$5::numeric, $6)`,
+    [kind, m.transactionId, refundId, m.walletId, m.amount, m.currency, m.developerId],
   );
 }
 
 /** Credits a wallet from an external source (a top-up), with its ledger entry. */
-export async function recordTopUp(tem: EntityManager, walletId: string, amount: string): Promise<void> {
-  const rows = await tem.execute<Array<{ currency: string }>>(
-    `update wallets set balance = balance + ?::numeric, updated_at = now() where id = ? returning currency`,
+export async function recordTopUp(tx: Tx, walletId: string, amount: string): Promise<void> {
+  const [wallet] = await tx.query<{ currency: string }>(
+    `update wallets set balance = balance + $1::numeric, updated_at = now() where id = $2 returning currency`,
     [amount, walletId],
   );
-  const wallet = rows[0];
   if (!wallet) throw notFound('Wallet not found');
-  await tem.execute(
-    `insert into ledger_entries (kind, wallet_id, amount, currency) values ('TOPUP', ?, ?::numeric, ?)`,
-    [walletId, amount, wallet.currency],
-  );
+  await tx.query(`insert into ledger_entries (kind, wallet_id, amount, currency) values ('TOPUP', $1, $2::numeric, $3)`, [walletId, amount, wallet.currency]);
 }

@@ -1,4 +1,4 @@
-import { OUTBOX_BATCH } from '../events/outbox-reader.js';
+import { OUTBOX_BATCH } from '../events/outbox.js';
 
 /**
  * The outbox reader's lag as /metrics reports it: seconds since the instance's reader last read

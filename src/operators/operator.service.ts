@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException, type EntityManager } from '@mikro-orm/postgresql';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from '../db/sql.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
@@ -56,34 +57,33 @@ export class OperatorService {
   }
 
   /** Creates an operator and its token (`op_` + 32 random bytes); only the token's SHA-256 is kept. */
-  async create(em: EntityManager, name: string): Promise<IssuedOperator> {
+  async create(db: Queryable, name: string): Promise<IssuedOperator> {
     const trimmed = typeof name === 'string' ? name.trim() : '';
     if (trimmed.length < 1 || trimmed.length > 100) throw badInput('name must be 1-100 characters');
     if (RESERVED_NAMES.has(trimmed.toLowerCase())) throw badInput(`name "${trimmed}" is reserved`);
     const token = `${OPERATOR_TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
     const id = randomUUID();
     const taken = () => new AppError('CONFLICT', 'An active operator already has this name');
-    const [existing] = await em.execute('select 1 from operators where lower(name) = lower(?) and revoked_at is null', [trimmed]);
+    const [existing] = await db.query('select 1 from operators where lower(name) = lower($1) and revoked_at is null', [trimmed]);
     if (existing) throw taken();
     try {
-      const [row] = await em.transactional((tem) =>
-        tem.execute<Array<{ created_at: Date | string }>>(
-          'insert into operators (id, name, token_hash) values (?, ?, ?) returning created_at',
-          [id, trimmed, sha256Hex(token)],
-        ),
-      );
+      const [row] = await db.query<{ created_at: Date | string }>('insert into operators (id, name, token_hash) values ($1, $2, $3) returning created_at', [
+        id,
+        trimmed,
+        sha256Hex(token),
+      ]);
       return { operatorId: id, name: trimmed, token, createdAt: new Date(row!.created_at) };
     } catch (err) {
-      if (err instanceof UniqueConstraintViolationException) throw taken();
+      if ((err as { code?: string }).code === '23505') throw taken();
       throw err;
     }
   }
 
   /** Revokes an operator (idempotent: the first revocation time stays); refused everywhere within 5 s. */
-  async revoke(em: EntityManager, id: string): Promise<{ operatorId: string; revokedAt: Date }> {
+  async revoke(db: Queryable, id: string): Promise<{ operatorId: string; revokedAt: Date }> {
     requireUuid(id, 'id');
-    const [row] = await em.execute<Array<{ revoked_at: Date | string }>>(
-      `update operators set revoked_at = coalesce(revoked_at, date_trunc('milliseconds', now())) where id = ? returning revoked_at`,
+    const [row] = await db.query<{ revoked_at: Date | string }>(
+      `update operators set revoked_at = coalesce(revoked_at, date_trunc('milliseconds', now())) where id = $1 returning revoked_at`,
       [id],
     );
     if (!row) throw notFound('Operator not found');

@@ -1,5 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
+import type { PaymentRequestService } from './payment-request.service.js';
 import { CurrentDeveloper, CurrentUser, Role } from '../auth/authorization.js';
 import type { DeveloperPrincipal as Developer, UserPrincipal as User } from '../auth/principal.js';
 import { ApprovalVerificationInput } from '../consent/consent.types.js';
@@ -8,6 +9,10 @@ import { PaymentLinkInput, PaymentRequestPage, PaymentRequestResponse, PaymentRe
 /** Payment requests: the developer's operations and the wallet app's decisions. */
 @Resolver()
 export class PaymentRequestResolver {
+  constructor(
+    private readonly payments: PaymentRequestService,
+  ) {}
+
   @Authorized(Role.DEVELOPER)
   @Mutation(() => PaymentRequestResponse, {
     description: 'Developer (secret key): ask a wallet for money. REST: POST /api/v1/wallet/request-payment.',
@@ -19,7 +24,7 @@ export class PaymentRequestResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'At most one request per developer and key (REST: the Idempotency-Key header).' })
     idempotencyKey?: string | null,
   ): Promise<PaymentRequestResponse> {
-    return PaymentRequestResponse.created(await ctx.services.payments.create(ctx.em, dev.developerId, input, idempotencyKey ?? null));
+    return PaymentRequestResponse.created(await this.payments.create(ctx.work, dev.developerId, input, idempotencyKey ?? null));
   }
 
   @Authorized(Role.DEVELOPER)
@@ -34,7 +39,7 @@ export class PaymentRequestResolver {
     @Arg('idempotencyKey', () => String, { nullable: true, description: 'At most one request per developer and key (REST: the Idempotency-Key header).' })
     idempotencyKey?: string | null,
   ): Promise<PaymentRequestResponse> {
-    return PaymentRequestResponse.created(await ctx.services.payments.createLink(ctx.em, dev.developerId, input, idempotencyKey ?? null));
+    return PaymentRequestResponse.created(await this.payments.createLink(ctx.work, dev.developerId, input, idempotencyKey ?? null));
   }
 
   @Authorized(Role.USER)
@@ -43,7 +48,7 @@ export class PaymentRequestResolver {
       "Wallet app (user token): the request of a link's code (GET /pay/{code}): an open request not yet paid, to any user; a request to a wallet (or an open one once paid), to that wallet's user only; else NOT_FOUND.",
   })
   async paymentRequestByCode(@Arg('code', () => String) code: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await ctx.services.payments.getByCodeForUser(ctx.em, user.userId, code));
+    return PaymentRequestView.from(await this.payments.getByCodeForUser(ctx.work, user.userId, code));
   }
 
   @Authorized(Role.DEVELOPER)
@@ -51,7 +56,7 @@ export class PaymentRequestResolver {
     description: 'Developer (secret key): one of its payment requests. REST: GET /api/v1/wallet/payment-request/{requestId}.',
   })
   async paymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await ctx.services.payments.getForDeveloper(ctx.em, dev.developerId, id));
+    return PaymentRequestView.from(await this.payments.getForDeveloper(ctx.work, dev.developerId, id));
   }
 
   @Authorized(Role.DEVELOPER)
@@ -71,7 +76,7 @@ export class PaymentRequestResolver {
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
   ): Promise<PaymentRequestPage> {
     return PaymentRequestPage.from(
-      await ctx.services.payments.search(ctx.em, dev.developerId, { status, reference, createdFrom, createdTo }, after, limit),
+      await this.payments.search(ctx.work, dev.developerId, { status, reference, createdFrom, createdTo }, after, limit),
     );
   }
 
@@ -86,7 +91,7 @@ export class PaymentRequestResolver {
     @Arg('reference', () => String, { nullable: true, description: 'Required: the reference given at creation.' }) reference?: string | null,
     @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20.' }) limit?: number | null,
   ): Promise<PaymentRequestPage> {
-    return PaymentRequestPage.from(await ctx.services.payments.listByReference(ctx.em, dev.developerId, reference, limit));
+    return PaymentRequestPage.from(await this.payments.listByReference(ctx.work, dev.developerId, reference, limit));
   }
 
   @Authorized(Role.DEVELOPER)
@@ -94,13 +99,13 @@ export class PaymentRequestResolver {
     description: 'Developer (secret key): cancel a PENDING request. REST: POST /api/v1/wallet/payment-request/{requestId}/cancel.',
   })
   async cancelPaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentDeveloper() dev: Developer): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await ctx.services.payments.cancel(ctx.em, dev.developerId, id));
+    return PaymentRequestView.from(await this.payments.cancel(ctx.work, dev.developerId, id));
   }
 
   @Authorized(Role.USER)
   @Query(() => [PaymentRequestView], { description: 'Wallet app (user token): requests awaiting my decision, for catch-up after a reconnect.' })
   async myPendingPaymentRequests(@Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView[]> {
-    return (await ctx.services.payments.listPendingForUser(ctx.em, user.userId)).map((pr) => PaymentRequestView.from(pr));
+    return (await this.payments.listPendingForUser(ctx.work, user.userId)).map((pr) => PaymentRequestView.from(pr));
   }
 
   @Authorized(Role.USER)
@@ -112,7 +117,7 @@ export class PaymentRequestResolver {
     @CurrentUser() user: User,
     @Arg('limit', () => Int, { nullable: true, description: '1-50, default 10.' }) limit?: number | null,
   ): Promise<PaymentRequestView[]> {
-    return (await ctx.services.payments.listRecentForUser(ctx.em, user.userId, limit ?? 10)).map((pr) => PaymentRequestView.from(pr));
+    return (await this.payments.listRecentForUser(ctx.work, user.userId, limit ?? 10)).map((pr) => PaymentRequestView.from(pr));
   }
 
   @Authorized(Role.USER)
@@ -126,12 +131,12 @@ export class PaymentRequestResolver {
     @Ctx() ctx: Context,
     @CurrentUser() user: User,
   ): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await ctx.services.payments.approve(ctx.em, user.userId, id, verification));
+    return PaymentRequestView.from(await this.payments.approve(ctx.work, user.userId, id, verification));
   }
 
   @Authorized(Role.USER)
   @Mutation(() => PaymentRequestView, { description: 'Wallet app (user token): reject.' })
   async rejectPaymentRequest(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await ctx.services.payments.reject(ctx.em, user.userId, id));
+    return PaymentRequestView.from(await this.payments.reject(ctx.work, user.userId, id));
   }
 }

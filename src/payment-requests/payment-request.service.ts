@@ -4,18 +4,23 @@ import type { Config } from '../config.js';
 import { AppError, MerchantBlockedError, TooManyPendingError, badInput, notFound } from '../errors.js';
 import { parseAmount } from '../money.js';
 import type { EventType } from '../events/events.js';
-import { firstEvent, firstEventSql, recordWritten, writeEvent, writeEvents } from '../events/outbox.js';
+import { appendEvents, appendSql, appended, draftEvents, type NewEvent } from '../events/append.js';
 import { parseMerchantFields } from './merchant-fields.js';
-import { Transaction } from '../transactions/transaction.entity.js';
+import type { Transaction } from '../transactions/transaction.entity.js';
 import { movePayment, placeHold } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
+import { transactionBody } from '../transactions/transaction.body.js';
 import { raw, type FilterQuery } from '@mikro-orm/core';
 import { CaptureMode, PaymentRequest, PaymentRequestStatus, effectiveStatusSql, newPaymentCode, overdueSql } from './payment-request.entity.js';
 import { paginate, rangeConditions, type Page, type RangeFilter } from '../db/pagination.js';
 import { requireUuid } from '../uuid.js';
 import { parseIsoTime } from '../iso-time.js';
-import { detachedEntity, preparedRead, runInTransaction, type Detached } from '../db/prepared.js';
+import type { Detached } from '../db/rows.js';
+import { sql, type Queryable } from '../db/sql.js';
+import type { Tx, UnitOfWork } from '../db/unit-of-work.js';
 import { effectiveStatus, paymentUrlOf } from './payment-request.rules.js';
+import { paymentRequestBody } from './payment-request.body.js';
+import { paymentRequestColumns, paymentRequestFromRow } from './payment-request.read.js';
 import type { ConsentService } from '../consent/consent.service.js';
 import type { ApprovalSubject, ApprovalVerificationFields, VerificationMethod } from '../consent/verification.js';
 import type { ConsentSigner } from '../consent/consent-keys.js';
@@ -82,15 +87,35 @@ function requireText(value: unknown, field: string, max: number): string {
   return text;
 }
 
-/** The columns a developer's read maps into a (detached) PaymentRequest, with `overdue` by the database's clock. */
-const READ_COLUMNS = `pr.id, pr.developer_id, pr.wallet_id, pr.amount, pr.currency, pr.description, pr.merchant_name, pr.status,
-       pr.created_at, pr.expires_at, pr.updated_at, pr.transaction_id, pr.reference, pr.metadata, pr.idempotency_key,
-       pr.consent_receipt, pr.open_link, pr.capture, pr.code, pr.payment_url,
-       ${overdueSql('pr')} as overdue`;
+const READ_COLUMNS = paymentRequestColumns('pr');
 
-/** The developer's status read (prepared once per connection; explicit columns, see preparedRead). */
-export const STATUS_READ = `select ${READ_COLUMNS}
-  from payment_requests pr where pr.id = $1 and pr.developer_id = $2`;
+/** The developer's status read (prepared once per connection; explicit columns). */
+export const STATUS_READ = sql<Record<string, unknown>>(
+  'payment_request_status',
+  `select ${READ_COLUMNS} from payment_requests pr where pr.id = $1 and pr.developer_id = $2`,
+);
+
+const BY_CODE_FOR_USER = sql<Record<string, unknown>>(
+  'payment_request_by_code_for_user',
+  `select ${READ_COLUMNS} from payment_requests pr
+    where pr.code = $1 and (pr.wallet_id is null or pr.wallet_id = (select w.id from wallets w where w.user_id = $2))`,
+);
+
+const BY_CODE = sql<Record<string, unknown>>('payment_request_by_code', `select ${READ_COLUMNS} from payment_requests pr where pr.code = $1`);
+
+const PENDING_FOR_USER = sql<Record<string, unknown>>(
+  'payment_requests_pending_for_user',
+  `select ${READ_COLUMNS} from payment_requests pr join wallets w on w.id = pr.wallet_id
+    where w.user_id = $1 and pr.status = 'PENDING' and not ${overdueSql('pr')}
+    order by pr.created_at asc limit 100`,
+);
+
+const RECENT_FOR_USER = sql<Record<string, unknown>>(
+  'payment_requests_recent_for_user',
+  `select ${READ_COLUMNS} from payment_requests pr join wallets w on w.id = pr.wallet_id
+    where w.user_id = $1 and (pr.status <> 'PENDING' or ${overdueSql('pr')})
+    order by pr.updated_at desc limit $2`,
+);
 
 /** Largest and default page of a developer's list of payment requests. */
 export const MAX_SEARCH_LIMIT = 100;
@@ -121,44 +146,54 @@ const STATUSES = Object.values(PaymentRequestStatus) as string[];
  * The create's first statement: the transaction's timestamp, the wallet (no row: no such wallet)
  * and whether its holder blocked this developer ($3).
  */
-const CREATE_START_SQL = `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId",
+const CREATE_START = sql<{ at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null; blocked: boolean }>(
+  'payment_request_create_start',
+  `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId",
        exists (select 1 from merchant_blocks b where b.wallet_id = w.id and b.developer_id = $3::uuid) as blocked
-  from (select) one left join wallets w on w.id = $1`;
+  from (select) one left join wallets w on w.id = $1`,
+);
 
 /**
  * The create's second: the request, its first event and the event's webhook deliveries; the values
- * are computed by the create. With MAX_PENDING_PER_PAYER ($15; 0: no limit) on and a wallet to
+ * are computed by the create. With MAX_PENDING_PER_PAYER ($13; 0: no limit) on and a wallet to
  * ask, the (developer, wallet) pair's `payer_pending` row is locked first (made when missing;
  * ON CONFLICT DO UPDATE locks the row even where its WHERE refuses) and the request is written
- * only while fewer than $15 of the pair's requests are PENDING (`created` 0 otherwise). Creates of
+ * only while fewer than $13 of the pair's requests are PENDING (`created` 0 otherwise). Creates of
  * one pair take turns from here to their commit; the row's count is kept by the table's triggers
  * (migration Migration20261126120000_payer_pending), so this costs the same however many
  * requests the pair has.
  */
-const CREATE_SQL = `with slot as (
+const CREATE = sql<{ deliveries: number; created: number; id: string | null; sequence: number | null }>(
+  'payment_request_create',
+  `with slot as (
        insert into payer_pending as s (developer_id, wallet_id, pending)
-       select $2::uuid, $3::text, 0 where $3::text is not null and $15::int > 0
-       on conflict (developer_id, wallet_id) do update set pending = s.pending where s.pending < $15::int
+       select $2::uuid, $3::text, 0 where $3::text is not null and $13::int > 0
+       on conflict (developer_id, wallet_id) do update set pending = s.pending where s.pending < $13::int
        returning 1),
      pr as (
        insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name,
                                      status, created_at, expires_at, updated_at, idempotency_key, reference, metadata,
                                      open_link, capture, code, payment_url)
        select $1::uuid, $2::uuid, $3::text, $4::numeric, $5::text, $6::text, $7::text, 'PENDING', now(), now() + make_interval(secs => $8::int),
-              now(), $9::text, $10::text, $11::jsonb, $16::boolean, $17::text, $18::text, $19::text
-        where $3::text is null or $15::int = 0 or exists (select 1 from slot)
+              now(), $9::text, $10::text, $11::jsonb, $14::boolean, $15::text, $16::text, $17::text
+        where $3::text is null or $13::int = 0 or exists (select 1 from slot)
        returning id, developer_id),
-     ${firstEventSql({ pr: 'pr', id: '$12', payload: '$13', createdAt: '$14' })}
-select (select count(*) from queued)::int as deliveries, (select count(*) from pr)::int as created`;
+     ${appendSql('$12', 'pr')}
+select (select count(*) from queued)::int as deliveries, (select count(*) from pr)::int as created, ev.id, ev.sequence
+  from (select) one left join ev on true`,
+);
 
 /**
  * A pair at its cap, counted exactly (only then): its PENDING requests not yet overdue, and the
  * seconds until the oldest of them expires. An overdue one still counts in `payer_pending` until
  * the sweeper marks it EXPIRED; it does not count here.
  */
-const LIVE_PENDING_SQL = `select count(*)::int as live,
+const LIVE_PENDING = sql<{ live: number; retryAfter: number | null }>(
+  'payment_request_live_pending',
+  `select count(*)::int as live,
        greatest(1, ceil(extract(epoch from (min(expires_at) - now()))))::int as "retryAfter"
-  from payment_requests where wallet_id = $1 and developer_id = $2 and status = 'PENDING' and expires_at > now()`;
+  from payment_requests where wallet_id = $1 and developer_id = $2 and status = 'PENDING' and expires_at > now()`,
+);
 
 /** How an approval was verified, as the approval's transaction sees it (the consent receipt signs it). */
 export interface ApprovalContext {
@@ -200,18 +235,18 @@ const decisionSeconds = (createdAt: unknown, updatedAt: unknown): number =>
 function claimSql(owner: Owner, to: PaymentRequestStatus): string {
   const pending = `pr.status = 'PENDING' and not ${overdueSql('pr')}`;
   if ('developerId' in owner) {
-    return `update payment_requests pr set status = ?, transaction_id = ?, updated_at = now()
-             where pr.id = ? and pr.developer_id = ? and ${pending}
-         returning pr.*, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`;
+    return `update payment_requests pr set status = $1, transaction_id = $2, updated_at = now()
+             where pr.id = $3 and pr.developer_id = $4 and ${pending}
+         returning ${READ_COLUMNS}, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`;
   }
   const mine =
     to === PaymentRequestStatus.APPROVED
       ? `(pr.wallet_id = w.id or (pr.wallet_id is null and pr.open_link and w.currency = pr.currency))`
       : `pr.wallet_id = w.id`;
-  return `update payment_requests pr set status = ?, transaction_id = ?, wallet_id = w.id, updated_at = now()
+  return `update payment_requests pr set status = $1, transaction_id = $2, wallet_id = w.id, updated_at = now()
             from wallets w
-           where pr.id = ? and w.user_id = ? and ${mine} and ${pending}
-       returning pr.*, w.user_id`;
+           where pr.id = $3 and w.user_id = $4 and ${mine} and ${pending}
+       returning ${READ_COLUMNS}, w.user_id`;
 }
 
 /**
@@ -250,16 +285,11 @@ export class PaymentRequestService {
    * Creates a PENDING request against an ACTIVE wallet and notifies the wallet's owner on commit:
    * one transaction of two statements (the wallet with the transaction's timestamp; the request
    * with its event). `idempotencyKey` is the request's own (unique per developer: the same key
-   * again is CONFLICT). A door that wraps the create in its own transaction (src/db/prepared.ts,
-   * the REST door's Idempotency-Key record) gets the request written in that transaction.
+   * again is CONFLICT). A door that wraps the operation in a transaction of its own on `work` (the
+   * REST door's Idempotency-Key record) gets the request written in that transaction.
    */
-  async create(
-    em: EntityManager,
-    developerId: string,
-    input: RequestPaymentFields,
-    idempotencyKey: string | null = null,
-  ): Promise<Detached<PaymentRequest>> {
-    return this.createRequest(em, developerId, requireText(input.walletId, 'walletId', 64), input, idempotencyKey);
+  async create(work: UnitOfWork, developerId: string, input: RequestPaymentFields, idempotencyKey: string | null = null): Promise<Detached<PaymentRequest>> {
+    return this.createRequest(work, developerId, requireText(input.walletId, 'walletId', 64), input, idempotencyKey);
   }
 
   /**
@@ -267,18 +297,13 @@ export class PaymentRequestService {
    * user who opens its `paymentUrl` may approve it, and the first approval binds it to that
    * wallet (see `decide`). Its currency is DEFAULT_CURRENCY. Otherwise as `create`.
    */
-  async createLink(
-    em: EntityManager,
-    developerId: string,
-    input: PaymentLinkFields,
-    idempotencyKey: string | null = null,
-  ): Promise<Detached<PaymentRequest>> {
-    return this.createRequest(em, developerId, null, input, idempotencyKey);
+  async createLink(work: UnitOfWork, developerId: string, input: PaymentLinkFields, idempotencyKey: string | null = null): Promise<Detached<PaymentRequest>> {
+    return this.createRequest(work, developerId, null, input, idempotencyKey);
   }
 
   /** The create of both doors: to `walletId`, or open (null). */
   private async createRequest(
-    em: EntityManager,
+    work: UnitOfWork,
     developerId: string,
     walletId: string | null,
     input: PaymentLinkFields,
@@ -298,26 +323,23 @@ export class PaymentRequestService {
     const ttl = expiresIn ?? (walletId === null ? undefined : this.sandboxLifetimes.get(walletId)) ?? this.config.paymentRequestTtlSeconds;
     const code = newPaymentCode();
     const paymentUrl = `${this.config.publicBaseUrl}/pay/${code}`;
-    const created = await runInTransaction(em, async (q, trx) => {
+    const created = await work.transaction(async (tx) => {
       // 1st statement: the transaction's now() (the request's timestamp) and the wallet.
-      type Start = { at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null; blocked: boolean };
       // The cap and the block concern a wallet's holder: an open request has none yet.
       const cap = open ? 0 : this.config.maxPendingPerPayer;
-      const [start] = await q<Start>('payment_request_create_start', CREATE_START_SQL, [walletId, ttl, developerId]);
+      const [start] = await tx.run(CREATE_START, [walletId, ttl, developerId]);
       if (!start) throw new Error('the create found no transaction timestamp');
       if (!open && start.status === null) throw notFound('Wallet not found');
       if (!open && start.status !== 'ACTIVE') throw new AppError('WALLET_NOT_ACTIVE', 'Wallet is not active');
       if (start.blocked) throw new MerchantBlockedError();
-      if (open) start.currency = this.config.defaultCurrency;
-      // Only read from here on (event, response): a detached entity with the row as the 2nd
-      // statement writes it (now() is the same throughout the transaction), mapped as the
-      // status read maps it.
-      const pr = detachedEntity(em, PaymentRequest, {
+      // Only read from here on (event, response): the row as the 2nd statement writes it (now() is
+      // the same throughout the transaction), mapped as every read maps it.
+      const pr = paymentRequestFromRow({
         id: randomUUID(),
         developer_id: developerId,
         wallet_id: walletId,
         amount,
-        currency: start.currency,
+        currency: open ? this.config.defaultCurrency : start.currency,
         description,
         merchant_name: merchantName,
         status: PaymentRequestStatus.PENDING,
@@ -336,7 +358,7 @@ export class PaymentRequestService {
         overdue: false,
       });
       // An open request has no one to notify until an approval binds it.
-      const event = firstEvent(pr, open ? undefined : start.userId!, pr.createdAt);
+      const drafted = draftEvents([this.eventOf('payment_request.created', pr, open ? null : start.userId)], pr.createdAt);
       const values: unknown[] = [
         pr.id,
         developerId,
@@ -349,9 +371,7 @@ export class PaymentRequestService {
         idempotencyKey,
         reference,
         metadata === null ? null : JSON.stringify(metadata),
-        event.id,
-        JSON.stringify(event.payload),
-        event.payload.createdAt,
+        drafted.json,
         cap,
         open,
         capture,
@@ -359,9 +379,9 @@ export class PaymentRequestService {
         paymentUrl,
       ];
       // 2nd statement: the request, its event and webhook deliveries (unless the pair is at its cap).
-      const write = async (values: unknown[]): Promise<{ deliveries: number; created: number } | undefined> => {
+      const write = async (values: unknown[]) => {
         try {
-          return (await q<{ deliveries: number; created: number }>('payment_request_create', CREATE_SQL, values))[0];
+          return (await tx.run(CREATE, values))[0];
         } catch (err) {
           if ((err as { code?: string }).code === '23505' && (err as { constraint?: string }).constraint === 'payment_requests_idempotency_uq') {
             throw new AppError('CONFLICT', 'A payment request with this idempotency key already exists');
@@ -373,26 +393,38 @@ export class PaymentRequestService {
       if (rows?.created !== 1) {
         // At the cap by the count, which still holds overdue requests the sweeper has not marked
         // yet: those free their place already (the pair's row stays locked by the first try).
-        const [pending] = await q<{ live: number; retryAfter: number | null }>('payment_request_live_pending', LIVE_PENDING_SQL, [walletId, developerId]);
+        const [pending] = await tx.run(LIVE_PENDING, [walletId, developerId]);
         if ((pending?.live ?? 0) >= cap) throw new TooManyPendingError(pending?.retryAfter ?? 1);
-        rows = await write(values.with(14, 0));
+        rows = await write(values.with(12, 0));
       }
-      recordWritten(trx, [event], (rows?.deliveries ?? 0) > 0);
+      appended(tx, drafted, rows?.id ? [{ id: rows.id, sequence: Number(rows.sequence) }] : [], rows?.deliveries ?? 0);
       return pr;
     });
     this.observe('created');
     return created;
   }
 
+  /** The event of a change of `pr`, for `appendEvents`: its body (and its transaction's), told to `userId`'s app. */
+  private eventOf(type: EventType, pr: PaymentRequest, userId: string | null, transaction?: Transaction): NewEvent {
+    return {
+      type,
+      subjectId: pr.id,
+      developerId: pr.developerId,
+      paymentRequestId: pr.id,
+      transactionId: transaction?.id ?? null,
+      userId,
+      data: { paymentRequest: paymentRequestBody(pr), ...(transaction ? { transaction: transactionBody(transaction) } : {}) },
+    };
+  }
+
   /** A request of this developer's, or NOT_FOUND (also for anyone else's id). */
-  async getForDeveloper(em: EntityManager, developerId: string, id: string): Promise<Detached<PaymentRequest>> {
+  async getForDeveloper(db: Queryable, developerId: string, id: string): Promise<Detached<PaymentRequest>> {
     requireUuid(id);
-    // The hot status read: one hand-written statement mapped to a detached entity (with `overdue`, by the
-    // database's clock, as the entity's formula reads it); the ORM's query building cost more CPU
-    // than the whole rest of the read (bench/, #10).
-    const [row] = await preparedRead<Record<string, unknown>>(em, 'payment_request_status', STATUS_READ, [id, developerId]);
+    // The hot status read: one named statement mapped by the read model (with `overdue`, by the
+    // database's clock); the ORM's query building cost more CPU than the whole rest of the read (bench/, #10).
+    const [row] = await db.run(STATUS_READ, [id, developerId]);
     if (!row) throw notFound('Payment request not found');
-    return detachedEntity(em, PaymentRequest, row);
+    return paymentRequestFromRow(row);
   }
 
   /**
@@ -435,7 +467,7 @@ export class PaymentRequestService {
    * The cursor compares (created_at, id) in the database, to the microsecond.
    */
   async search(
-    em: EntityManager,
+    db: Queryable,
     developerId: string,
     filter: PaymentRequestSearch,
     after: string | null | undefined,
@@ -454,33 +486,35 @@ export class PaymentRequestService {
     const cursor = after === undefined || after === null ? null : requireUuid(after, 'after');
     const where: string[] = [];
     const values: unknown[] = [];
-    const and = (sql: string, ...v: unknown[]): void => {
-      where.push(sql);
+    const and = (condition: string, ...v: unknown[]): void => {
+      where.push(condition);
       values.push(...v);
     };
-    and('pr.developer_id = ?', developerId);
-    if (status !== null) and(`${effectiveStatusSql('pr')} = ?`, status);
-    if (reference !== null) and('pr.reference = ?', reference);
-    if (from) and('pr.created_at >= ?::timestamptz', from);
-    if (to) and('pr.created_at < ?::timestamptz', to);
-    if (cursor) and('(pr.created_at, pr.id) < (select c.created_at, c.id from payment_requests c where c.id = ? and c.developer_id = ?)', cursor, developerId);
-    const rows = await em.execute<Array<Record<string, unknown>>>(
-      `select ${READ_COLUMNS} from payment_requests pr where ${where.join(' and ')} order by pr.created_at desc, pr.id desc limit ?`,
+    and('pr.developer_id = $?', developerId);
+    if (status !== null) and(`${effectiveStatusSql('pr')} = $?`, status);
+    if (reference !== null) and('pr.reference = $?', reference);
+    if (from) and('pr.created_at >= $?::timestamptz', from);
+    if (to) and('pr.created_at < $?::timestamptz', to);
+    if (cursor) and('(pr.created_at, pr.id) < (select c.created_at, c.id from payment_requests c where c.id = $?::uuid and c.developer_id = $?::uuid)', cursor, developerId);
+    let parameter = 0;
+    const numbered = (text: string): string => text.replace(/\$\?/g, () => `$${++parameter}`);
+    const rows = await db.query(
+      numbered(`select ${READ_COLUMNS} from payment_requests pr where ${where.join(' and ')} order by pr.created_at desc, pr.id desc limit $?`),
       [...values, n + 1],
     );
     if (cursor && rows.length === 0) {
-      const [known] = await em.execute('select 1 from payment_requests where id = ? and developer_id = ?', [cursor, developerId]);
+      const [known] = await db.query('select 1 from payment_requests where id = $1 and developer_id = $2', [cursor, developerId]);
       if (!known) throw notFound('after names no payment request of yours');
     }
-    const data = rows.slice(0, n).map((row) => detachedEntity(em, PaymentRequest, row));
+    const data = rows.slice(0, n).map((row) => paymentRequestFromRow(row));
     const hasMore = rows.length > n;
     return { data, hasMore, nextAfter: hasMore ? data.at(-1)!.id : null };
   }
 
   /** A developer's requests carrying its `reference` (required here), newest first (the deprecated GraphQL field's rule). */
-  async listByReference(em: EntityManager, developerId: string, reference: string | null | undefined, limit: number | null | undefined) {
+  async listByReference(db: Queryable, developerId: string, reference: string | null | undefined, limit: number | null | undefined) {
     if (reference === undefined || reference === null) throw badInput('reference is required');
-    return this.search(em, developerId, { reference }, null, limit);
+    return this.search(db, developerId, { reference }, null, limit);
   }
 
   /**
@@ -488,28 +522,20 @@ export class PaymentRequestService {
    * yet bound to a wallet, to any user; a request to a wallet (an open one once paid), to that
    * wallet's user only; otherwise NOT_FOUND (also for an unknown or malformed code).
    */
-  async getByCodeForUser(em: EntityManager, userId: string, code: string): Promise<Detached<PaymentRequest>> {
-    const [row] = await preparedRead<Record<string, unknown>>(
-      em,
-      'payment_request_by_code_for_user',
-      `select ${READ_COLUMNS} from payment_requests pr
-        where pr.code = $1 and (pr.wallet_id is null or pr.wallet_id = (select w.id from wallets w where w.user_id = $2))`,
-      [requireCode(code), userId],
-    );
+  async getByCodeForUser(db: Queryable, userId: string, code: string): Promise<Detached<PaymentRequest>> {
+    const [row] = await db.run(BY_CODE_FOR_USER, [requireCode(code), userId]);
     if (!row) throw notFound('Payment request not found');
-    return detachedEntity(em, PaymentRequest, row);
+    return paymentRequestFromRow(row);
   }
 
   /**
    * What the public page of a link (`GET /pay/{code}`) may show: the merchant, the amount and
    * the status as clients see it, never who paid. NOT_FOUND for an unknown code.
    */
-  async publicByCode(em: EntityManager, code: string): Promise<PublicPaymentRequest> {
-    const [row] = await preparedRead<Record<string, unknown>>(em, 'payment_request_by_code', `select ${READ_COLUMNS} from payment_requests pr where pr.code = $1`, [
-      requireCode(code),
-    ]);
+  async publicByCode(db: Queryable, code: string): Promise<PublicPaymentRequest> {
+    const [row] = await db.run(BY_CODE, [requireCode(code)]);
     if (!row) throw notFound('Payment request not found');
-    const pr = detachedEntity(em, PaymentRequest, row);
+    const pr = paymentRequestFromRow(row);
     return {
       merchantName: pr.merchantName,
       amount: pr.amount,
@@ -523,41 +549,36 @@ export class PaymentRequestService {
   }
 
   /** Requests still awaiting this user's decision (catch-up after a reconnect), oldest first. */
-  async listPendingForUser(em: EntityManager, userId: string): Promise<PaymentRequest[]> {
-    const rows = await em.execute(
-      `select pr.* from payment_requests pr join wallets w on w.id = pr.wallet_id
-        where w.user_id = ? and pr.status = 'PENDING' and not ${overdueSql('pr')}
-        order by pr.created_at asc limit 100`,
-      [userId],
-    );
-    return rows.map((row) => em.map(PaymentRequest, row));
+  async listPendingForUser(db: Queryable, userId: string): Promise<Array<Detached<PaymentRequest>>> {
+    const rows = await db.run(PENDING_FOR_USER, [userId]);
+    return rows.map((row) => paymentRequestFromRow(row));
   }
 
   /**
    * This user's requests already decided (paid, rejected, expired, cancelled), newest first: the
    * wallet app's "recent" list, so a payment made elsewhere shows after signing in.
    */
-  async listRecentForUser(em: EntityManager, userId: string, limit: number): Promise<PaymentRequest[]> {
-    const rows = await em.execute(
-      `select pr.* from payment_requests pr join wallets w on w.id = pr.wallet_id
-        where w.user_id = ? and (pr.status <> 'PENDING' or ${overdueSql('pr')})
-        order by pr.updated_at desc limit ?`,
-      [userId, Math.min(Math.max(Math.trunc(limit), 1), 50)],
-    );
-    return rows.map((row) => em.map(PaymentRequest, row));
+  async listRecentForUser(db: Queryable, userId: string, limit: number): Promise<Array<Detached<PaymentRequest>>> {
+    const rows = await db.run(RECENT_FOR_USER, [userId, Math.min(Math.max(Math.trunc(limit), 1), 50)]);
+    return rows.map((row) => paymentRequestFromRow(row));
   }
 
   /** The developer cancels a PENDING request. */
-  async cancel(em: EntityManager, developerId: string, id: string): Promise<PaymentRequest> {
-    const pr = await this.decide(em, { developerId }, id, PaymentRequestStatus.CANCELLED);
+  async cancel(work: UnitOfWork, developerId: string, id: string): Promise<Detached<PaymentRequest>> {
+    const pr = await work.transaction((tx) => this.decide(tx, { developerId }, id, PaymentRequestStatus.CANCELLED));
     this.observe('cancelled');
     this.decided('cancelled', decisionSeconds(pr.createdAt, pr.updatedAt));
     return pr;
   }
 
   /** The wallet's owner rejects a PENDING request. */
-  async reject(em: EntityManager, userId: string, id: string): Promise<PaymentRequest> {
-    const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.REJECTED);
+  async reject(work: UnitOfWork, userId: string, id: string): Promise<Detached<PaymentRequest>> {
+    return work.transaction((tx) => this.rejectIn(tx, userId, id));
+  }
+
+  /** The wallet's owner rejects a PENDING request, inside the caller's database transaction (a block, a report). */
+  async rejectIn(tx: Tx, userId: string, id: string): Promise<Detached<PaymentRequest>> {
+    const pr = await this.decide(tx, { userId }, id, PaymentRequestStatus.REJECTED);
     this.observe('rejected');
     this.decided('rejected', decisionSeconds(pr.createdAt, pr.updatedAt));
     return pr;
@@ -574,14 +595,14 @@ export class PaymentRequestService {
    * receipt (signed over what was approved and how it was verified) is kept with the request. Any
    * error rolls that transaction back; INSUFFICIENT_FUNDS leaves the request PENDING.
    */
-  async approve(em: EntityManager, userId: string, id: string, verification: ApprovalVerificationFields): Promise<PaymentRequest> {
+  async approve(work: UnitOfWork, userId: string, id: string, verification: ApprovalVerificationFields): Promise<Detached<PaymentRequest>> {
     if (!this.consent) throw new Error('PaymentRequestService: approvals need the consent service');
     const checked = this.consent.parseVerification(verification);
     requireUuid(id);
-    const { walletId, subject } = await this.approvalSubject(em, userId, id);
-    const method = await this.consent.verify(em, { userId, walletId }, subject, checked);
+    const { walletId, subject } = await this.approvalSubject(work, userId, id);
+    const method = await this.consent.verify(work.em, { userId, walletId }, subject, checked);
     try {
-      const pr = await this.decide(em, { userId }, id, PaymentRequestStatus.APPROVED, { method });
+      const pr = await work.transaction((tx) => this.decide(tx, { userId }, id, PaymentRequestStatus.APPROVED, { method }));
       this.observe('approved');
       this.decided('approved', decisionSeconds(pr.createdAt, pr.updatedAt));
       return pr;
@@ -596,15 +617,13 @@ export class PaymentRequestService {
    * or an open one (the approval binds it to the caller's wallet) (else NOT_FOUND), still PENDING and not overdue (else the error the approval would meet),
    * and the wallet that pays it. The approval's transaction checks all of it again.
    */
-  private async approvalSubject(em: EntityManager, userId: string, id: string): Promise<{ walletId: string; subject: ApprovalSubject }> {
-    const [row] = await em.execute<
-      Array<{ walletId: string; amount: string; currency: string; merchantName: string; status: PaymentRequestStatus; overdue: boolean }>
-    >(
+  private async approvalSubject(db: Queryable, userId: string, id: string): Promise<{ walletId: string; subject: ApprovalSubject }> {
+    const [row] = await db.query<{ walletId: string; amount: string; currency: string; merchantName: string; status: PaymentRequestStatus; overdue: boolean }>(
       // The caller's own request, or an open one (a link): its payer is whoever approves it first.
       `select w.id as "walletId", pr.amount::text as amount, pr.currency, pr.merchant_name as "merchantName", pr.status,
               ${overdueSql('pr')} as overdue
-         from payment_requests pr join wallets w on w.user_id = ?
-        where pr.id = ? and (pr.wallet_id = w.id or pr.open_link)`,
+         from payment_requests pr join wallets w on w.user_id = $1
+        where pr.id = $2 and (pr.wallet_id = w.id or pr.open_link)`,
       [userId, id],
     );
     if (!row) throw notFound('Payment request not found');
@@ -622,30 +641,25 @@ export class PaymentRequestService {
    * Marks up to `batch` overdue PENDING requests EXPIRED and notifies their owners. Rows other
    * instances hold are skipped (`SKIP LOCKED`), so each request expires exactly once.
    */
-  async expireDue(em: EntityManager, batch = 500): Promise<number> {
-    const expired = await em.transactional(async (tem) => {
-      const rows: Array<Record<string, unknown>> = await tem.execute(
+  async expireDue(work: UnitOfWork, batch = 500): Promise<number> {
+    const expired = await work.transaction(async (tx) => {
+      const rows = await tx.query<Record<string, unknown> & { user_id: string | null }>(
         `with due as (
            select id from payment_requests pr
             where ${overdueSql('pr')}
             order by expires_at
-            limit ? for update skip locked)
+            limit $1 for update skip locked)
          update payment_requests pr
             set status = 'EXPIRED', updated_at = now()
            from due
           where pr.id = due.id
-         returning pr.*, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`,
+         returning ${READ_COLUMNS}, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`,
         [batch],
       );
-      await writeEvents(
-        tem,
-        rows.map((row) => ({
-          type: 'payment_request.expired',
-          paymentRequest: tem.map(PaymentRequest, row),
-          userId: (row.user_id as string | null) ?? undefined, // none for an open request
-        })),
-      );
-      return rows.map((row) => decisionSeconds(row.created_at, row.updated_at));
+      const requests = rows.map((row) => ({ pr: paymentRequestFromRow(row), userId: row.user_id }));
+      // None to notify for an open request (no wallet yet).
+      await appendEvents(tx, requests.map(({ pr, userId }) => this.eventOf('payment_request.expired', pr, userId)));
+      return requests.map(({ pr }) => decisionSeconds(pr.createdAt, pr.updatedAt));
     });
     if (expired.length > 0) this.observe('expired', expired.length);
     for (const seconds of expired) this.decided('expired', seconds);
@@ -658,45 +672,31 @@ export class PaymentRequestService {
    * money and creates its transaction, and any failure there rolls the claim back. `approval`
    * (APPROVED only) says how the payer's consent was verified.
    */
-  private async decide(
-    em: EntityManager,
-    owner: Owner,
-    id: string,
-    to: PaymentRequestStatus,
-    approval?: ApprovalContext,
-  ): Promise<PaymentRequest> {
+  private async decide(tx: Tx, owner: Owner, id: string, to: PaymentRequestStatus, approval?: ApprovalContext): Promise<Detached<PaymentRequest>> {
     if ((to === PaymentRequestStatus.APPROVED) !== (approval !== undefined)) throw new Error('an approval, and only an approval, is verified');
     requireUuid(id);
     const ownerId = 'developerId' in owner ? owner.developerId : owner.userId;
     const transactionId = to === PaymentRequestStatus.APPROVED ? randomUUID() : null;
-    return em.transactional(async (tem) => {
-      const rows = await tem.execute<DecidedRow[]>(claimSql(owner, to), [to, transactionId, id, ownerId]);
-      const row = rows[0];
-      if (!row) throw await this.whyNotPending(tem, owner, id);
-      if (transactionId) {
-        // The consent receipt, kept with the request (every later read answers the same one); a
-        // failure to debit below rolls it back with everything else.
-        row.consent_receipt = await this.consentReceipt(row, transactionId, approval!.method);
-        await tem.execute('update payment_requests set consent_receipt = ? where id = ?', [row.consent_receipt, row.id]);
-      }
-      const pr = tem.map(PaymentRequest, row);
-      if (transactionId) {
-        const movement = { transactionId, walletId: pr.walletId!, developerId: pr.developerId, amount: pr.amount, currency: pr.currency };
-        const record = { ...movement, paymentRequestId: pr.id, description: pr.description };
-        // The transaction row first: the ledger entries reference it. A failed debit or hold rolls both back.
-        if (pr.capture === CaptureMode.MANUAL) {
-          await this.transactions.createHeld(tem, record, this.config.holdTtlHours);
-          await placeHold(tem, movement);
-        } else {
-          await this.transactions.createForPayment(tem, record);
-          await movePayment(tem, movement);
-        }
-      }
-      const transaction = transactionId ? await tem.findOneOrFail(Transaction, { id: transactionId }) : undefined;
-      // Events of an open request not yet bound have no one to notify (user_id null).
-      await writeEvent(tem, { type: EVENT_OF_STATUS[to], paymentRequest: pr, transaction, userId: row.user_id ?? undefined });
-      return pr;
-    });
+    const [row] = await tx.query<DecidedRow>(claimSql(owner, to), [to, transactionId, id, ownerId]);
+    if (!row) throw await this.whyNotPending(tx, owner, id);
+    let pr = paymentRequestFromRow(row);
+    let transaction: Transaction | undefined;
+    if (transactionId) {
+      // The consent receipt is signed over the request as claimed (kept with it by the transaction's
+      // statement: every later read answers the same one); a failure to move the money below rolls it back with everything else.
+      const consentReceipt = await this.consentReceipt(pr, transactionId, approval!.method);
+      pr = { ...pr, consentReceipt } as Detached<PaymentRequest>;
+      const movement = { transactionId, walletId: pr.walletId!, developerId: pr.developerId, amount: pr.amount, currency: pr.currency };
+      const record = { ...movement, paymentRequestId: pr.id, description: pr.description, consentReceipt };
+      // The transaction row first: the ledger entries reference it. A failed debit or hold rolls both back.
+      const manual = pr.capture === CaptureMode.MANUAL;
+      transaction = await this.transactions.recordPayment(tx, record, manual ? this.config.holdTtlHours : undefined);
+      if (manual) await placeHold(tx, movement);
+      else await movePayment(tx, movement);
+    }
+    // Events of an open request not yet bound have no one to notify (user_id null).
+    await appendEvents(tx, [this.eventOf(EVENT_OF_STATUS[to], pr, row.user_id, transaction)]);
+    return pr;
   }
 
   /**
@@ -704,37 +704,37 @@ export class PaymentRequestService {
    * transaction, how the payer confirmed it, and the approval's time by the database's clock. The
    * amount is the numeric column's own text ("12.50"), never a float.
    */
-  private consentReceipt(row: Record<string, unknown>, transactionId: string, verification: VerificationMethod): Promise<string> {
+  private consentReceipt(pr: PaymentRequest, transactionId: string, verification: VerificationMethod): Promise<string> {
     if (!this.receipts) throw new Error('PaymentRequestService: approvals need the consent receipt signer');
     return this.receipts.sign({
-      paymentRequestId: row.id as string,
+      paymentRequestId: pr.id,
       transactionId,
-      amount: String(row.amount),
-      currency: row.currency as string,
-      merchantName: row.merchant_name as string,
+      amount: pr.amount,
+      currency: pr.currency,
+      merchantName: pr.merchantName,
       verification,
-      iat: Math.floor(new Date(row.updated_at as Date | string).getTime() / 1000),
+      iat: Math.floor(pr.updatedAt.getTime() / 1000),
     });
   }
 
   /** The error for a transition that found nothing to change: not the owner's, not PENDING, or overdue. */
-  private async whyNotPending(tem: EntityManager, owner: Owner, id: string): Promise<AppError> {
+  private async whyNotPending(tx: Tx, owner: Owner, id: string): Promise<AppError> {
     type Found = { status: PaymentRequestStatus; overdue: boolean; mine: boolean; currency: string; walletCurrency: string | null };
     const [found] =
       'developerId' in owner
-        ? await tem.execute<Found[]>(
+        ? await tx.query<Found>(
             `select pr.status, ${overdueSql('pr')} as overdue, true as mine, pr.currency, null as "walletCurrency"
-               from payment_requests pr where pr.id = ? and pr.developer_id = ?`,
+               from payment_requests pr where pr.id = $1 and pr.developer_id = $2`,
             [id, owner.developerId],
           )
         : // The user's own requests, and open ones (bound to someone else since, or not yet).
-          await tem.execute<Found[]>(
+          await tx.query<Found>(
             `select pr.status, ${overdueSql('pr')} as overdue, w.id is not null as mine, pr.currency, me.currency as "walletCurrency"
                from payment_requests pr
-               left join wallets w on w.id = pr.wallet_id and w.user_id = ?
-               left join wallets me on me.user_id = ?
-              where pr.id = ? and (w.id is not null or pr.open_link)`,
-            [owner.userId, owner.userId, id],
+               left join wallets w on w.id = pr.wallet_id and w.user_id = $1
+               left join wallets me on me.user_id = $1
+              where pr.id = $2 and (w.id is not null or pr.open_link)`,
+            [owner.userId, id],
           );
     if (!found) return notFound('Payment request not found');
     if (found.overdue) return new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');

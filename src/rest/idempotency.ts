@@ -1,20 +1,20 @@
 import { createHash } from 'node:crypto';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Context as KoaContext } from 'koa';
 import { AppError } from '../errors.js';
-import { runInTransaction } from '../db/prepared.js';
-import { IdempotencyStore, claimIdempotencyKey, claimStatement, completeStatement, type Claim } from '../idempotency/records.js';
+import type { UnitOfWork } from '../db/unit-of-work.js';
+import { IdempotencyStore, claimIdempotencyKey, claimStatement, completeStatement, releaseStatement, type Claim } from '../idempotency/records.js';
 
 export { IdempotencyStore };
 
 /*
  * Idempotency-Key at the REST door (SPEC §10). The door wraps the route's operation, as
- * `audit.middleware.ts` wraps admin mutations; the operation itself knows nothing of keys:
- * - `inTransaction` (the create): the door opens the transaction, claims the key in it, runs the
- *   operation (whose writes join that transaction, src/db/prepared.ts), stores the answer it sends
- *   and commits: the key's record and the write are one commit; a crash before it leaves neither.
- * - `claimFirst` (every other POST): the door claims the key on its own (IN_PROGRESS, 409 to a
- *   concurrent call), runs the operation, then stores its answer or releases the key.
+ * `audit.middleware.ts` wraps admin mutations; the operation itself knows nothing of keys
+ * (`keyed`): the door opens a transaction on the operation's unit of work, claims the key in it,
+ * runs the operation (whose transactions run inside this one), stores the answer it sends and
+ * commits: the key's record and the write are one commit; a crash before it leaves neither. An
+ * operation whose effect lies outside the database (the webhook test send) commits the claim
+ * before that effect (`UnitOfWork.outside`): a concurrent call sees the key IN_PROGRESS (409) and
+ * the answer is stored after it, as a claim made first would.
  */
 
 const KEY = /^[\x21-\x7E](?:[\x20-\x7E]{0,253}[\x21-\x7E])?$/;
@@ -113,24 +113,23 @@ class NotCommitted extends Error {
 }
 
 /**
- * Runs the operation inside one database transaction that the door opens on the operation's
- * EntityManager `em`: the key's claim is its first statement, the operation's writes follow
- * (they join it), the answer the door sends is stored as its last, then it commits. A concurrent
- * call with the same key waits at the claim for this commit and replays what committed.
- * An operation that does not succeed rolls everything back; its answer is then remembered on its
- * own (`claimFirst`) where SPEC §10 remembers it (a 404, a 409), and a refused body (400) answers
- * as the key's record says when the key was used already (e.g. 422 for another body).
+ * Runs the operation inside one database transaction that the door opens on the operation's unit
+ * of work: the key's claim is its first statement, the operation's writes follow (inside it), the
+ * answer the door sends is stored as its last, then it commits. A concurrent call with the same
+ * key waits at the claim for this commit and replays what committed. An operation that does not
+ * succeed rolls everything back; its answer is then remembered on its own (`claimFirst`) where
+ * SPEC §10 remembers it (a 404, a 409), and a refused body (400) answers as the key's record says
+ * when the key was used already (e.g. 422 for another body).
  */
-export async function inTransaction(ctx: KoaContext, em: EntityManager, call: KeyedCall, respond: () => Promise<RestResponse>): Promise<void> {
+export async function keyed(ctx: KoaContext, work: UnitOfWork, call: KeyedCall, respond: () => Promise<RestResponse>): Promise<void> {
   const { store, developerId, key, print } = call;
   type Outcome = { claim: Exclude<Claim, { kind: 'new' }> } | { response: RestResponse };
   let outcome: Outcome;
   try {
-    // The claim rides on BEGIN's round trip and the record on COMMIT's (src/db/prepared.ts TransactionEnds).
-    outcome = await runInTransaction<Outcome>(
-      em,
-      async (q, _trx, claimed) => {
-        const claim = claimed.length === 1 ? ({ kind: 'new' } as const) : await claimIdempotencyKey(q, developerId, key, print);
+    // The claim rides on BEGIN's round trip and the record on COMMIT's (TransactionEnds, src/db/unit-of-work.ts).
+    outcome = await work.transaction<Outcome>(
+      async (tx, claimed) => {
+        const claim = claimed.length === 1 ? ({ kind: 'new' } as const) : await claimIdempotencyKey(tx, developerId, key, print);
         if (claim.kind !== 'new') return { claim };
         const response = await respond();
         if (response.status !== 200) throw new NotCommitted(response);
@@ -139,6 +138,8 @@ export async function inTransaction(ctx: KoaContext, em: EntityManager, call: Ke
       {
         begin: claimStatement(developerId, key, print),
         commit: (done) => ('response' in done ? completeStatement(developerId, key, done.response.status, done.response.body) : undefined),
+        // The operation committed the claim early (an effect outside the database) and then failed: nothing to roll back.
+        abandon: releaseStatement(developerId, key),
       },
     );
   } catch (err) {

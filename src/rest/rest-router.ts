@@ -8,8 +8,9 @@ import type { GatewayState } from '../http/state.js';
 import type { Context } from '../context.js';
 import { REST_ROUTES, type RestRoute } from './routes.js';
 import { restErrorOf } from './graphql-errors.js';
-import { claimFirst, fingerprint, inTransaction, parseIdempotencyKey, send, type IdempotencyStore, type RestResponse } from './idempotency.js';
+import { fingerprint, keyed, parseIdempotencyKey, send, type IdempotencyStore, type RestResponse } from './idempotency.js';
 import { graphqlOperationSpan, tracing } from '../observability/tracing.js';
+import { sendRateLimit } from '../http/operation-context.js';
 
 interface PreparedRoute {
   route: RestRoute;
@@ -71,6 +72,13 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
     const handler = async (ctx: KoaContext): Promise<void> => {
       ctx.state.route = `${route.method} /api/v1${route.path}`;
       const context = await deps.context(ctx);
+      try {
+        await answer(ctx, context);
+      } finally {
+        sendRateLimit(ctx, context);
+      }
+    };
+    const answer = async (ctx: KoaContext, context: Context): Promise<void> => {
       const body = route.body ? await readJsonBody(ctx) : undefined;
       const absent = route.optionalBody === true && body === undefined;
       if (route.body && !absent && (body === null || typeof body !== 'object' || Array.isArray(body))) {
@@ -87,9 +95,7 @@ export function createRestRouter(deps: RestDeps): Router<GatewayState> {
       }
       const key = parseIdempotencyKey(Array.isArray(header) ? header.join(', ') : header);
       const call = { store: deps.idempotency, developerId: principal.developerId, key, print: fingerprint(route.method, ctx.path, body) };
-      const respond = () => run(ctx, context, body, key);
-      if (route.inTransaction) await inTransaction(ctx, context.em, call, respond);
-      else await claimFirst(ctx, call, respond);
+      await keyed(ctx, context.work, call, () => run(ctx, context, body, key));
     };
     if (route.method === 'GET') router.get(route.path, handler);
     else if (route.method === 'DELETE') router.delete(route.path, handler);

@@ -22,13 +22,6 @@ export interface RestRoute {
    * QR route draws its `paymentUrl` as an image. Errors are the Error body as on every route.
    */
   readonly reply?: (ctx: KoaContext, value: unknown) => Promise<void>;
-  /**
-   * POST routes whose operation writes with `runInTransaction` (src/db/prepared.ts): the door runs
-   * it inside a transaction of its own with the Idempotency-Key's claim and record, one commit
-   * (src/rest/idempotency.ts `inTransaction`). Other POST routes are claimed by the door before
-   * the operation runs (`claimFirst`).
-   */
-  readonly inTransaction?: boolean;
   /** Path parameters, body, Idempotency-Key and query → operation variables. */
   variables(params: Record<string, string>, body: unknown, idempotencyKey: string | null, query?: QueryParams): Record<string, unknown>;
 }
@@ -59,7 +52,6 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     path: '/wallet/request-payment',
     body: true,
-    inTransaction: true,
     operation: `mutation RequestPayment($input: RequestPaymentInput!, $idempotencyKey: String) {
       requestPayment(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt paymentUrl }
     }`,
@@ -69,7 +61,6 @@ export const REST_ROUTES: readonly RestRoute[] = [
     method: 'POST',
     path: '/wallet/payment-links',
     body: true,
-    inTransaction: true,
     operation: `mutation CreatePaymentLink($input: PaymentLinkInput!, $idempotencyKey: String) {
       createPaymentLink(input: $input, idempotencyKey: $idempotencyKey) { success message paymentRequestId status expiresAt paymentUrl }
     }`,

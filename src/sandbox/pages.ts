@@ -3,9 +3,8 @@ import path from 'node:path';
 import Router from '@koa/router';
 import helmet from 'helmet';
 import type { Context as KoaContext } from 'koa';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Config } from '../config.js';
-import type { Services } from '../context.js';
+import type { Services } from '../services.js';
 import type { GatewayState } from '../http/state.js';
 import { readJsonBody } from '../http/body.js';
 import type { HeadersMiddleware, PageHeaders } from '../http/security-headers.js';
@@ -189,7 +188,7 @@ export interface SandboxPages {
  * Development pages: the wallet app at `/app` with its development sign-in, and GraphiQL at
  * GET `/graphql` (what a browser opens; operations still go to Apollo). Never mounted in production.
  */
-export function createSandboxPages(config: Config, services: Pick<Services, 'accounts'>, forkEm: () => EntityManager): SandboxPages {
+export function createSandboxPages(config: Config, services: Pick<Services, 'accounts' | 'works'>): SandboxPages {
   if (config.appEnv === 'production') throw new Error('the sandbox pages exist only in development');
   const router = new Router<GatewayState>();
   const assetsDir = webAssetsDir();
@@ -207,7 +206,7 @@ export function createSandboxPages(config: Config, services: Pick<Services, 'acc
     if (typeof username !== 'string' || username.trim() === '' || username.length > 64) {
       throw badInput('username must be a non-empty string of at most 64 characters');
     }
-    const user = await services.accounts.userByUsername(forkEm(), username);
+    const user = await services.accounts.userByUsername(services.works.begin(), username);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { token: await mintUserToken(config, user.id, SESSION_TTL_SECONDS), username: user.username };
   });

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import type { Services } from '../context.js';
+import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
 import { describeTestWallets, ensureTestWallets, type TestWallet } from './test-wallets.js';
 import { TestWalletResponder } from './test-wallet-responder.js';
@@ -32,13 +32,13 @@ export interface SandboxOptions {
  */
 export async function startSandbox({ config, services, forkEm, logger }: SandboxOptions): Promise<Sandbox | undefined> {
   if (config.appEnv === 'production') return undefined;
-  const pages = createSandboxPages(config, services, forkEm);
+  const pages = createSandboxPages(config, services);
   const idle: LeaderTask = { name: 'test wallets', start: () => undefined, stop: async () => undefined };
   if (!config.sandboxTestWallets) return { wallets: [], pages, responder: idle };
   const log = logger.child({ component: 'sandbox' });
   let wallets: TestWallet[] = [];
   try {
-    wallets = await ensureTestWallets(forkEm, { accounts: services.accounts, consent: services.consent, keySigningSecret: config.keySigningSecret }, log);
+    wallets = await ensureTestWallets(() => services.works.begin(), { accounts: services.accounts, consent: services.consent, keySigningSecret: config.keySigningSecret }, log);
     for (const w of wallets) if (w.outcome === 'expire_soon') services.payments.setSandboxLifetime(w.walletId, config.sandboxShortTtlSeconds);
     log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
   } catch (err) {
@@ -75,9 +75,9 @@ export async function startSandbox({ config, services, forkEm, logger }: Sandbox
  * environment (created first when missing, as a development gateway would at start). Refused
  * in production, and where the test wallets are turned off.
  */
-export async function listTestWallets({ config, services, forkEm, logger }: SandboxOptions) {
+export async function listTestWallets({ config, services, logger }: Omit<SandboxOptions, 'forkEm'>) {
   if (config.appEnv === 'production') throw new AppError('NOT_FOUND', 'Test wallets exist only in the development environment');
   if (!config.sandboxTestWallets) throw new AppError('NOT_FOUND', 'Test wallets are turned off (SANDBOX_TEST_WALLETS=false)');
   const setup = { accounts: services.accounts, consent: services.consent, keySigningSecret: config.keySigningSecret };
-  return describeTestWallets(await ensureTestWallets(forkEm, setup, logger), config.sandboxDelayMs);
+  return describeTestWallets(await ensureTestWallets(() => services.works.begin(), setup, logger), config.sandboxDelayMs);
 }

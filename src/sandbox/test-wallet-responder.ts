@@ -1,9 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import type { Services } from '../context.js';
+import type { Services } from '../services.js';
 import { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
 import { ANSWERING_OUTCOMES, type TestWallet } from './test-wallets.js';
+import type { EventPayload } from '../events/events.js';
 
 /** Errors a test wallet's answer may meet without anything being wrong. */
 const EXPECTED_CODES: ReadonlySet<string> = new Set([
@@ -26,11 +27,11 @@ const EXPECTED_CODES: ReadonlySet<string> = new Set([
 export class TestWalletResponder {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inflight = new Set<Promise<void>>();
-  private readonly iterators: Array<AsyncIterator<Pick<PaymentRequest, 'id' | 'createdAt'>>> = [];
+  private readonly iterators: Array<AsyncIterator<EventPayload>> = [];
   private stopped = false;
 
   constructor(
-    private readonly services: Pick<Services, 'payments' | 'eventHub'>,
+    private readonly services: Pick<Services, 'payments' | 'eventHub' | 'works'>,
     private readonly forkEm: () => EntityManager,
     private readonly log: Logger,
     private readonly delayMs: number,
@@ -56,13 +57,14 @@ export class TestWalletResponder {
       for (;;) {
         const next = await iterator.next();
         if (next.done || this.stopped) return;
-        this.schedule(wallet, next.value);
+        const created = next.value.data.paymentRequest as { id: string; createdAt: string };
+        this.schedule(wallet, { id: created.id, createdAt: new Date(created.createdAt) });
       }
     })().catch((err: unknown) => this.log.error({ err, username: wallet.username }, 'test wallet stopped listening'));
   }
 
   /** Answers `pr` `delayMs` after it was created (at once for an older one); once per request and instance. */
-  private schedule(wallet: TestWallet, pr: Pick<PaymentRequest, 'id' | 'createdAt'>): void {
+  private schedule(wallet: TestWallet, pr: { id: string; createdAt: Date }): void {
     if (this.stopped || this.timers.has(pr.id)) return;
     const wait = Math.max(0, pr.createdAt.getTime() + this.delayMs - Date.now());
     const timer = setTimeout(() => {
@@ -78,9 +80,9 @@ export class TestWalletResponder {
   private async answer(wallet: TestWallet, id: string): Promise<void> {
     const log = this.log.child({ testWallet: wallet.username, paymentRequestId: id });
     try {
-      if (wallet.outcome === 'reject') await this.services.payments.reject(this.forkEm(), wallet.userId, id);
+      if (wallet.outcome === 'reject') await this.services.payments.reject(this.services.works.begin(), wallet.userId, id);
       // Verified with the wallet's PIN, like a person's approval in the app.
-      else await this.services.payments.approve(this.forkEm(), wallet.userId, id, { pin: wallet.pin });
+      else await this.services.payments.approve(this.services.works.begin(), wallet.userId, id, { pin: wallet.pin });
       log.info({ outcome: wallet.outcome }, 'test wallet answered');
     } catch (err) {
       if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS' && wallet.outcome === 'insufficient_funds') {

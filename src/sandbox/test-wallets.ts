@@ -1,9 +1,9 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from '../db/sql.js';
+import type { UnitOfWork } from '../db/unit-of-work.js';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import type { AccountService } from '../accounts/account.service.js';
 import { WalletStatus } from '../accounts/wallet.entity.js';
-import { recordTopUp } from '../ledger/ledger.js';
 import { normalisePhone } from '../accounts/identifier.js';
 import { createHmac } from 'node:crypto';
 import type { ConsentService } from '../consent/consent.service.js';
@@ -125,10 +125,10 @@ export const ANSWERING_OUTCOMES: ReadonlySet<TestWalletOutcome> = new Set(['appr
  * instances start at once (a lost creation race is read back). A username or phone already used
  * by a real user is left alone and that test wallet skipped, with a warning.
  */
-export async function ensureTestWallets(forkEm: () => EntityManager, setup: TestWalletSetup, log: Logger): Promise<TestWallet[]> {
+export async function ensureTestWallets(begin: () => UnitOfWork, setup: TestWalletSetup, log: Logger): Promise<TestWallet[]> {
   const ready: TestWallet[] = [];
   for (const def of TEST_WALLETS) {
-    const wallet = await ensureOne(forkEm, setup, def, log);
+    const wallet = await ensureOne(begin, setup, def, log);
     if (wallet) ready.push(wallet);
   }
   return ready;
@@ -143,32 +143,32 @@ interface Row {
   balance: string;
 }
 
-async function find(em: EntityManager, def: TestWalletDefinition): Promise<Row[]> {
-  return em.execute<Row[]>(
-    `select u.id as "userId", u.username, u.phone, w.id as "walletId", w.status, w.balance
+async function find(db: Queryable, def: TestWalletDefinition): Promise<Row[]> {
+  return db.query<Row>(
+    `select u.id as "userId", u.username, u.phone, w.id as "walletId", w.status, w.balance::text as balance
        from users u join wallets w on w.user_id = u.id
-      where lower(u.username) = ? or u.phone = ?`,
+      where lower(u.username) = $1 or u.phone = $2`,
     [def.username, normalisePhone(def.phone)],
   );
 }
 
 async function ensureOne(
-  forkEm: () => EntityManager,
+  begin: () => UnitOfWork,
   { accounts, consent, keySigningSecret }: TestWalletSetup,
   def: TestWalletDefinition,
   log: Logger,
 ): Promise<TestWallet | undefined> {
   const phone = normalisePhone(def.phone);
   const pin = testWalletPin(keySigningSecret, def.username);
-  let rows = await find(forkEm(), def);
+  let rows = await find(begin(), def);
   if (rows.length === 0) {
     try {
-      await accounts.createUser(forkEm(), { username: def.username, phone: def.phone, balance: def.balance, pin });
+      await accounts.createUser(begin(), { username: def.username, phone: def.phone, balance: def.balance, pin });
     } catch (err) {
       // Another instance created it first: read it back below.
       if (!(err instanceof AppError && err.code === 'CONFLICT')) throw err;
     }
-    rows = await find(forkEm(), def);
+    rows = await find(begin(), def);
   }
   const row = rows.find((r) => r.username === def.username && r.phone === phone);
   if (!row) {
@@ -176,11 +176,10 @@ async function ensureOne(
     return undefined;
   }
   // Set again at every start (also on wallets made before PINs existed), which lifts any lock.
-  await consent.setPin(forkEm(), row.walletId, pin);
-  if (row.status !== def.status) await accounts.setWalletStatus(forkEm(), row.walletId, def.status);
+  await consent.setPin(begin(), row.walletId, pin);
+  if (row.status !== def.status) await accounts.setWalletStatus(begin(), row.walletId, def.status);
   if (def.outcome === 'approve' && Number(row.balance) < def.balance / 2) {
-    const missing = (def.balance - Number(row.balance)).toFixed(2);
-    await forkEm().transactional((tem) => recordTopUp(tem, row.walletId, missing));
+    await accounts.topUp(begin(), row.walletId, Number((def.balance - Number(row.balance)).toFixed(2)));
   }
   return { ...def, userId: row.userId, walletId: row.walletId, pin };
 }

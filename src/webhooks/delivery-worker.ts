@@ -101,7 +101,7 @@ export class DeliveryWorker {
            join webhook_endpoints ep on ep.id = d.endpoint_id and ep.status = 'ENABLED'
           where d.status = 'PENDING' and d.next_attempt_at <= now() and (d.lease_until is null or d.lease_until < now())
             and not exists (select 1 from webhook_deliveries p
-                             where p.endpoint_id = d.endpoint_id and p.payment_request_id = d.payment_request_id
+                             where p.endpoint_id = d.endpoint_id and p.subject_id = d.subject_id
                                and p.sequence < d.sequence and p.status = 'PENDING')
           order by d.next_attempt_at, d.id
           limit ${BATCH}

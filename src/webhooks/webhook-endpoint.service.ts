@@ -1,4 +1,5 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Queryable } from '../db/sql.js';
+import type { UnitOfWork } from '../db/unit-of-work.js';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE, isEventType, type EventType } from '../events/events.js';
@@ -107,24 +108,23 @@ export class WebhookEndpointService {
   ) {}
 
   /** Registers an endpoint; the answer carries its signing secret, shown this once. */
-  async create(em: EntityManager, developerId: string, input: { url: unknown; events?: readonly string[] | null }): Promise<WebhookEndpointRecord> {
+  async create(work: UnitOfWork, developerId: string, input: { url: unknown; events?: readonly string[] | null }): Promise<WebhookEndpointRecord> {
     const url = await checkEndpointUrl(input.url, { production: this.config.appEnv === 'production', ...(this.resolve ? { resolve: this.resolve } : {}) });
     const events = parseEventTypes(input.events);
     const secret = newWebhookSecret();
-    const row = await em.transactional(async (tem) => {
+    const row = await work.transaction(async (tx) => {
       // The developer's row serialises concurrent registrations, so the limit holds.
-      await tem.execute('select 1 from developers where id = ? for update', [developerId]);
-      const [count] = await tem.execute<Array<{ n: string }>>(
-        `select count(*) as n from webhook_endpoints where developer_id = ? and status <> 'DELETED'`,
-        [developerId],
-      );
+      await tx.query('select 1 from developers where id = $1 for update', [developerId]);
+      const [count] = await tx.query<{ n: string }>(`select count(*) as n from webhook_endpoints where developer_id = $1 and status <> 'DELETED'`, [
+        developerId,
+      ]);
       if (Number(count!.n) >= MAX_ENDPOINTS_PER_DEVELOPER) {
         throw new AppError('CONFLICT', `At most ${MAX_ENDPOINTS_PER_DEVELOPER} webhook endpoints per account; delete one first`);
       }
-      const [created] = await tem.execute<EndpointRow[]>(
+      const [created] = await tx.query<EndpointRow>(
         `insert into webhook_endpoints (id, developer_id, url, events, secret_enc)
-         values (?, ?, ?, ${events ? 'array[?]::text[]' : 'null'}, ?) returning ${COLUMNS}`,
-        events ? [opaqueId('we_'), developerId, url.href, events, this.secrets.seal(secret)] : [opaqueId('we_'), developerId, url.href, this.secrets.seal(secret)],
+         values ($1, $2, $3, $4::text[], $5) returning ${COLUMNS}`,
+        [opaqueId('we_'), developerId, url.href, events, this.secrets.seal(secret)],
       );
       return created!;
     });
@@ -132,17 +132,17 @@ export class WebhookEndpointService {
   }
 
   /** The developer's endpoints (not deleted), oldest first, each with its last delivery attempt and pending deliveries. */
-  async list(em: EntityManager, developerId: string): Promise<WebhookEndpointRecord[]> {
-    const rows = await em.execute<EndpointRow[]>(
-      `${WITH_DELIVERIES} where ep.developer_id = ? and ep.status <> 'DELETED' order by ep.created_at, ep.id`,
+  async list(db: Queryable, developerId: string): Promise<WebhookEndpointRecord[]> {
+    const rows = await db.query<EndpointRow>(
+      `${WITH_DELIVERIES} where ep.developer_id = $1 and ep.status <> 'DELETED' order by ep.created_at, ep.id`,
       [developerId],
     );
     return rows.map((r) => toRecord(r));
   }
 
   /** One endpoint of the developer's with its deliveries' figures (deleted ones too: a delete answers it). */
-  private async one(em: EntityManager, id: string, secret?: string): Promise<WebhookEndpointRecord> {
-    const [row] = await em.execute<EndpointRow[]>(`${WITH_DELIVERIES} where ep.id = ?`, [id]);
+  private async one(db: Queryable, id: string, secret?: string): Promise<WebhookEndpointRecord> {
+    const [row] = await db.query<EndpointRow>(`${WITH_DELIVERIES} where ep.id = $1`, [id]);
     return toRecord(row!, secret);
   }
 
@@ -151,24 +151,25 @@ export class WebhookEndpointService {
    * deliveries are due at once and its failure clock starts over; deliveries that were given up
    * (FAILED) stay so: `POST /events/{id}/resend` sends those again.
    */
-  async enable(em: EntityManager, developerId: string, id: string): Promise<WebhookEndpointRecord> {
-    return em.transactional(async (tem) => {
-      const [row] = await tem.execute<Array<{ was: WebhookEndpointStatus }>>(
+  async enable(work: UnitOfWork, developerId: string, id: string): Promise<WebhookEndpointRecord> {
+    return work.transaction(async (tx) => {
+      const [row] = await tx.query<{ was: WebhookEndpointStatus }>(
         `update webhook_endpoints ep
             set status = 'ENABLED', disabled_reason = null,
                 -- An enabled endpoint that is failing keeps its clock (enabling it again is no way to postpone its disabling).
                 failing_since = case when ep.status = 'DISABLED' then null else ep.failing_since end,
                 updated_at = case when ep.status = 'DISABLED' then now() else ep.updated_at end
-           from (select id, status from webhook_endpoints where id = ? and developer_id = ? and status <> 'DELETED' for update) old
+           from (select id, status from webhook_endpoints where id = $1 and developer_id = $2 and status <> 'DELETED' for update) old
           where ep.id = old.id returning old.status as was`,
         [id, developerId],
       );
       if (!row) throw notFound('Webhook endpoint not found');
-      // Re-enabled after a fix: what waited for a retry is due now, not hours later.
+      // Re-enabled after a fix: what waited for a retry is due now, not hours later (the workers are woken at commit).
       if (row.was === 'DISABLED') {
-        await tem.execute(`update webhook_deliveries set next_attempt_at = now() where endpoint_id = ? and status = 'PENDING' and next_attempt_at > now()`, [id]);
+        await tx.query(`update webhook_deliveries set next_attempt_at = now() where endpoint_id = $1 and status = 'PENDING' and next_attempt_at > now()`, [id]);
+        tx.wrote([], true);
       }
-      return this.one(tem, id);
+      return this.one(tx, id);
     });
   }
 
@@ -179,13 +180,19 @@ export class WebhookEndpointService {
    * and is signed like one (current and, during a rotation, previous secret), but it is not an
    * event: nothing is stored, nothing retried. At most `WEBHOOK_TEST_LIMIT_PER_MINUTE` per endpoint.
    */
-  async sendTest(em: EntityManager, developerId: string, id: string): Promise<WebhookTestResult> {
-    const [row] = await em.execute<Array<{ url: string; secret_enc: string; previous_secret_enc: string | null }>>(
+  async sendTest(work: UnitOfWork, developerId: string, id: string): Promise<WebhookTestResult> {
+    const [row] = await work.query<{ url: string; secret_enc: string; previous_secret_enc: string | null }>(
       `select url, secret_enc, case when previous_secret_expires_at > now() then previous_secret_enc end as previous_secret_enc
-         from webhook_endpoints where id = ? and developer_id = ? and status <> 'DELETED'`,
+         from webhook_endpoints where id = $1 and developer_id = $2 and status <> 'DELETED'`,
       [id, developerId],
     );
     if (!row) throw notFound('Webhook endpoint not found');
+    // A request to someone else's server: no connection or transaction is held while it runs.
+    return work.outside(() => this.send(id, row));
+  }
+
+  /** Counts the test against the endpoint's limit, then signs and sends it. */
+  private async send(id: string, row: { url: string; secret_enc: string; previous_secret_enc: string | null }): Promise<WebhookTestResult> {
     await this.limits.webhookTest(id);
     const event = {
       id: opaqueId('evt_test_'),
@@ -211,20 +218,20 @@ export class WebhookEndpointService {
   }
 
   /** Deletes an endpoint: nothing more is sent to it; its pending deliveries fail. */
-  async delete(em: EntityManager, developerId: string, id: string): Promise<WebhookEndpointRecord> {
-    return em.transactional(async (tem) => {
-      const [row] = await tem.execute<EndpointRow[]>(
+  async delete(work: UnitOfWork, developerId: string, id: string): Promise<WebhookEndpointRecord> {
+    return work.transaction(async (tx) => {
+      const [row] = await tx.query<EndpointRow>(
         `update webhook_endpoints set status = 'DELETED', updated_at = now()
-          where id = ? and developer_id = ? and status <> 'DELETED' returning ${COLUMNS}`,
+          where id = $1 and developer_id = $2 and status <> 'DELETED' returning ${COLUMNS}`,
         [id, developerId],
       );
       if (!row) throw notFound('Webhook endpoint not found');
-      await tem.execute(
+      await tx.query(
         `update webhook_deliveries set status = 'FAILED', last_error = 'endpoint deleted', lease_token = null, lease_until = null
-          where endpoint_id = ? and status = 'PENDING'`,
+          where endpoint_id = $1 and status = 'PENDING'`,
         [id],
       );
-      return this.one(tem, id);
+      return this.one(tx, id);
     });
   }
 
@@ -232,16 +239,16 @@ export class WebhookEndpointService {
    * Replaces the signing secret; the previous one keeps signing beside it (two `v1,` signatures)
    * for 24 hours, so the receiver can switch without dropping a delivery.
    */
-  async rotateSecret(em: EntityManager, developerId: string, id: string): Promise<WebhookEndpointRecord> {
+  async rotateSecret(db: Queryable, developerId: string, id: string): Promise<WebhookEndpointRecord> {
     const secret = newWebhookSecret();
-    const [row] = await em.execute<EndpointRow[]>(
+    const [row] = await db.query<EndpointRow>(
       `update webhook_endpoints
-          set previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => ?),
-              secret_enc = ?, updated_at = now()
-        where id = ? and developer_id = ? and status <> 'DELETED' returning ${COLUMNS}`,
+          set previous_secret_enc = secret_enc, previous_secret_expires_at = now() + make_interval(hours => $1),
+              secret_enc = $2, updated_at = now()
+        where id = $3 and developer_id = $4 and status <> 'DELETED' returning ${COLUMNS}`,
       [ROTATION_OVERLAP_HOURS, this.secrets.seal(secret), id, developerId],
     );
     if (!row) throw notFound('Webhook endpoint not found');
-    return this.one(em, id, secret);
+    return this.one(db, id, secret);
   }
 }

@@ -5,7 +5,7 @@ import { CloseCode, type Context as WsContext } from 'graphql-ws';
 import { GraphQLError, execute, specifiedRules, subscribe, validate, type ExecutionArgs, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
-import { createContext, type Context } from '../context.js';
+import { createContext, type Context, type ContextDeps } from '../context.js';
 import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
 import { formatGraphQLError } from '../graphql/format-error.js';
@@ -20,6 +20,8 @@ export interface GraphqlWsOptions {
   schema: GraphQLSchema;
   config: Config;
   services: Services;
+  /** What an operation's context is built from. */
+  contexts: ContextDeps;
   logger: Logger;
   /** Depth and cost limits, added to GraphQL's own validation. */
   validationRules?: readonly ValidationRule[];
@@ -99,7 +101,7 @@ const refused = (code: 'RATE_LIMITED' | 'UNAUTHENTICATED', message: string): rea
  * operation runs. Payloads are bounded (64 KiB) and idle sockets are pinged.
  */
 export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
-  const { server, schema, config, services, logger } = opts;
+  const { server, schema, config, services, contexts, logger } = opts;
   const wss = new WebSocketServer({ server, path: '/graphql', maxPayload: MAX_BODY_BYTES });
   const rules = [...specifiedRules, ...(opts.validationRules ?? [])];
   const slots = new ConnectionSlots(services.forkEm, {
@@ -197,7 +199,7 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
       context: (ctx): Promise<Context> =>
-        createContext(services, { principal: ctx.extra.userId ? { kind: 'user', userId: ctx.extra.userId } : { kind: 'anonymous' }, logger }),
+        createContext(contexts, { principal: ctx.extra.userId ? { kind: 'user', userId: ctx.extra.userId } : { kind: 'anonymous' }, logger }),
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatGraphQLError(e.toJSON(), e, logger)),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (!('errors' in result) || !result.errors) return undefined;

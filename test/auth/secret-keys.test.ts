@@ -102,7 +102,7 @@ function flipChar(s: string, index: number): string {
 }
 
 async function newKey(target: App = app): Promise<{ keyId: string; secretKey: string }> {
-  const key = await issueSecretKey(target.db.orm.em.fork(), target.config, dev.developerId);
+  const key = await issueSecretKey(target.db.sql, target.config, dev.developerId);
   remember(key.secretKey);
   return key;
 }
@@ -222,7 +222,7 @@ describe('401 for a forged or altered key', () => {
   });
 
   test('a genuine sk_live_ key (issued for production on the same database) on the development gateway', async () => {
-    const live = await issueSecretKey(app.db.orm.em.fork(), testConfig({ APP_ENV: 'production' }), dev.developerId);
+    const live = await issueSecretKey(app.db.sql, testConfig({ APP_ENV: 'production' }), dev.developerId);
     expect(live.secretKey.startsWith('sk_live_')).toBe(true);
     await expectRefused(bearer(remember(live.secretKey)));
     // Swapping its prefix does not help either: the environment is also a signed claim.
@@ -373,7 +373,7 @@ describe('a production gateway', () => {
     prod = await startTestApp({ env: { APP_ENV: 'production', LOG_LEVEL: 'trace' } });
     expect(prod.config.appEnv).toBe('production');
     expect(prod.config.devSecretsInUse).toEqual([]);
-    prodDev = await prod.gateway.services.developers.create(prod.db.orm.em.fork(), 'Live Merchant').then((d) => ({ developerId: d.id }));
+    prodDev = await prod.gateway.services.developers.create(prod.db.sql, 'Live Merchant').then((d) => ({ developerId: d.id }));
     prodUser = await factories(prod).user({ balance: 5 });
   });
   afterAll(async () => {
@@ -386,7 +386,7 @@ describe('a production gateway', () => {
   const lookup = (key: string) => http(prod.baseUrl, `/api/v1/account/${prodUser.username}`, { token: key });
 
   test('accepts the sk_live_ keys it issued', async () => {
-    const live = await issueSecretKey(prod.db.orm.em.fork(), prod.config, prodDev.developerId);
+    const live = await issueSecretKey(prod.db.sql, prod.config, prodDev.developerId);
     remember(live.secretKey);
     expect(live.secretKey.startsWith('sk_live_')).toBe(true);
     const res = await lookup(live.secretKey);
@@ -397,7 +397,7 @@ describe('a production gateway', () => {
   });
 
   test('refuses sk_test_ keys, even ones stored in its database and signed with its secret', async () => {
-    const testKey = await issueSecretKey(prod.db.orm.em.fork(), testConfig(), prodDev.developerId);
+    const testKey = await issueSecretKey(prod.db.sql, testConfig(), prodDev.developerId);
     remember(testKey.secretKey);
     expect(testKey.secretKey.startsWith('sk_test_')).toBe(true);
     for (const key of [testKey.secretKey, remember(testKey.secretKey.replace(/^sk_test_/, 'sk_live_'))]) {
@@ -408,7 +408,7 @@ describe('a production gateway', () => {
   });
 
   test('refuses its own live key with the prefix swapped to sk_test_', async () => {
-    const live = await issueSecretKey(prod.db.orm.em.fork(), prod.config, prodDev.developerId);
+    const live = await issueSecretKey(prod.db.sql, prod.config, prodDev.developerId);
     remember(live.secretKey);
     const res = await lookup(remember(live.secretKey.replace(/^sk_live_/, 'sk_test_')));
     expect(res.status).toBe(401);

@@ -331,7 +331,7 @@ describe('beside a running gateway on the same database', () => {
     beforeAll(async () => {
       const u = await factories(app).user({ username: 'taken_name', phone: '0933000001', balance: 20 });
       taken = { username: u.username, phone: u.phone, walletId: u.walletId };
-      developerId = (await app.gateway.services.developers.create(app.db.orm.em.fork(), 'Bad Input Shop')).id;
+      developerId = (await app.gateway.services.developers.create(app.db.sql, 'Bad Input Shop')).id;
     });
 
     type Case = [name: string, args: () => string[], message: RegExp];

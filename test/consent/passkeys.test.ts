@@ -312,7 +312,7 @@ describe('approvePaymentRequest(id, verification: { passkey })', () => {
     const id = await requestPayment(app.baseUrl, sk, user.walletId, 5);
     const assertion = passkey.assert(await challengeFor(user, id));
     expect(codeOf(await approveWithPasskey(user, id, assertion))).toBe('INSUFFICIENT_FUNDS');
-    await app.gateway.services.accounts.topUp(app.db.orm.em.fork(), user.walletId, 10);
+    await app.gateway.services.accounts.topUp(app.gateway.services.works.begin(), user.walletId, 10);
     expect(codeOf(await approveWithPasskey(user, id, assertion))).toBe('VERIFICATION_FAILED');
     expect((await statusOf(app.baseUrl, sk, id)).status).toBe('PENDING');
     expect((await approveWithPasskey(user, id, passkey.assert(await challengeFor(user, id)))).body.data.approvePaymentRequest.status).toBe('APPROVED');

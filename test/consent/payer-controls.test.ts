@@ -233,7 +233,7 @@ test('payer_pending, the count the cap reads, equals the PENDING requests of eac
   expect((await cancel(app.baseUrl, dev.secretKey, theirs)).status).toBe(200);
   // Overdue, then swept; and a row written outside the gateway's doors.
   await em().execute(`update payment_requests set created_at = now() - interval '2 seconds', expires_at = now() - interval '1 second' where id = ?`, [ids[2]]);
-  await app.gateway.services.payments.expireDue(em());
+  await app.gateway.services.payments.expireDue(app.gateway.services.works.begin());
   await em().execute(
     `insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at, updated_at)
      select gen_random_uuid(), developer_id, wallet_id, 1, currency, 'outside', 'y', 'PENDING', now(), now() + interval '1 minute', now() from payment_requests where id = ?`,

@@ -7,8 +7,8 @@ import pino from 'pino';
 import { startTestApp, factories, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { requestPayment } from '../helpers/payments.js';
-import { preparedRead } from '../../src/db/prepared.js';
-import { OutboxReader, type OutboxRow } from '../../src/events/outbox-reader.js';
+import { sql } from '../../src/db/sql.js';
+import { OutboxReader, type OutboxRow } from '../../src/events/outbox.js';
 
 describeOnServer('the outbox cursor under concurrent commits', 'concurrent transactions need a server (the embedded database is one session)', () => {
   let app: TestApp;
@@ -23,7 +23,7 @@ describeOnServer('the outbox cursor under concurrent commits', 'concurrent trans
   function reader(batch: number) {
     const got: OutboxRow[] = [];
     const r = new OutboxReader({
-      query: (name, text, values) => preparedRead(app.db.orm.em.fork(), name, text, values),
+      query: (name, text, values) => app.db.sql.run(sql(name, text), values),
       log: pino({ level: 'silent' }),
       intervalMs: 3_600_000,
       interested: () => true,
@@ -52,8 +52,9 @@ describeOnServer('the outbox cursor under concurrent commits', 'concurrent trans
     await c.query('select pg_current_xact_id()');
     const id = `evt_concurrent${String(n).padStart(8, '0')}x${paymentRequestId.replace(/-/g, '').slice(0, 8)}`;
     await c.query(
-      `insert into events (id, type, developer_id, payment_request_id, sequence, payload, created_at)
-       values ($1, 'payment_request.cancelled', $2, $3, 2, json_build_object('id', $1::text), now())`,
+      `insert into events (id, type, developer_id, subject_id, payment_request_id, user_id, sequence, payload, created_at)
+       values ($1, 'payment_request.cancelled', $2, $3::text, $3::uuid,
+               (select w.user_id from payment_requests pr join wallets w on w.id = pr.wallet_id where pr.id = $3::uuid), 2, json_build_object('id', $1::text), now())`,
       [id, developerId, paymentRequestId],
     );
     return { id, client: c };

@@ -3,8 +3,8 @@ import pino from 'pino';
 import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { requestPayment } from '../helpers/payments.js';
-import { preparedRead } from '../../src/db/prepared.js';
-import { OutboxReader, inRequestOrder, type OutboxRow } from '../../src/events/outbox-reader.js';
+import { sql } from '../../src/db/sql.js';
+import { OutboxReader, inSubjectOrder, type OutboxRow } from '../../src/events/outbox.js';
 import { settledHorizon } from '../../src/events/event.service.js';
 import { poll } from '../helpers/expect.js';
 
@@ -18,7 +18,7 @@ function reader(batch: number) {
   const got: OutboxRow[] = [];
   let reads = 0;
   const r = new OutboxReader({
-    query: (name, text, values) => preparedRead(app.db.orm.em.fork(), name, text, values),
+    query: (name, text, values) => app.db.sql.run(sql(name, text), values),
     log: silent,
     intervalMs: 60_000,
     interested: () => true,
@@ -45,8 +45,8 @@ test('a batch is what committed since the last one: every row once, in pages of 
   for (let i = 0; i < 8; i++) ids.push(await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
   await drain();
   const mine = got.filter((row) => row.userId === user.userId);
-  expect(mine.map((row) => row.paymentRequestId)).toEqual(ids);
-  expect(mine.map((row) => row.paymentRequestId)).not.toContain(before);
+  expect(mine.map((row) => row.subjectId)).toEqual(ids);
+  expect(mine.map((row) => row.subjectId)).not.toContain(before);
   expect(new Set(got.map((row) => row.id)).size).toBe(got.length);
   expect(reads()).toBeGreaterThanOrEqual(3); // 8 rows (and maybe others') in pages of 3
   const after = got.length;
@@ -54,15 +54,15 @@ test('a batch is what committed since the last one: every row once, in pages of 
   expect(got).toHaveLength(after); // nothing new, nothing again
   const last = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   await drain();
-  expect(got.slice(after).filter((row) => row.userId === user.userId).map((row) => row.paymentRequestId)).toEqual([last]);
+  expect(got.slice(after).filter((row) => row.userId === user.userId).map((row) => row.subjectId)).toEqual([last]);
   expect(mine[0]).toMatchObject({ type: 'payment_request.created', sequence: 1 });
   expect(JSON.parse(mine[0]!.payload)).toMatchObject({ type: 'payment_request.created', data: { paymentRequest: { id: ids[0] } } });
 });
 
-test('inRequestOrder puts each request\'s rows in sequence order in the places its rows take, others stay', () => {
-  const row = (paymentRequestId: string, sequence: number) => ({ paymentRequestId, sequence });
-  expect(inRequestOrder([row('a', 3), row('b', 1), row('a', 2), row('c', 5), row('a', 4)])).toEqual([row('a', 2), row('b', 1), row('a', 3), row('c', 5), row('a', 4)]);
-  expect(inRequestOrder([])).toEqual([]);
+test('inSubjectOrder puts each subject\'s rows in sequence order in the places its rows take, others stay', () => {
+  const row = (subjectId: string, sequence: number) => ({ subjectId, sequence });
+  expect(inSubjectOrder([row('a', 3), row('b', 1), row('a', 2), row('c', 5), row('a', 4)])).toEqual([row('a', 2), row('b', 1), row('a', 3), row('c', 5), row('a', 4)]);
+  expect(inSubjectOrder([])).toEqual([]);
 });
 
 describeOnServer('the outbox across transactions and instances', 'a held transaction and a second connection exist on a server only (the embedded database is one session)', () => {
@@ -81,16 +81,16 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
       await held.query('begin');
       await held.query(`select pg_current_xact_id()`);
       await held.query(
-        `insert into events (id, type, developer_id, payment_request_id, sequence, payload, created_at)
-         values ('evt_heldheldheldheldheld1', 'payment_request.approved', $1, $2, 2, '{"id":"evt_heldheldheldheldheld1"}', now())`,
-        [dev.developerId, pr!.id],
+        `insert into events (id, type, developer_id, subject_id, payment_request_id, user_id, sequence, payload, created_at)
+         values ('evt_heldheldheldheldheld1', 'payment_request.approved', $1, $2::text, $2::uuid, $3, 2, '{"id":"evt_heldheldheldheldheld1"}', now())`,
+        [dev.developerId, pr!.id, user.userId],
       );
       const during: string[] = [];
       for (let i = 0; i < 5; i++) during.push(await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1));
       await drain();
       const ofUser = () => got.filter((row) => row.userId === user.userId).map((row) => row.id);
       expect(ofUser()).not.toContain('evt_heldheldheldheldheld1');
-      expect(got.filter((row) => row.userId === user.userId).map((row) => row.paymentRequestId)).toEqual([first, ...during]);
+      expect(got.filter((row) => row.userId === user.userId).map((row) => row.subjectId)).toEqual([first, ...during]);
       await held.query('commit');
       await drain();
       expect(ofUser().filter((id) => id === 'evt_heldheldheldheldheld1')).toHaveLength(1);
@@ -138,7 +138,7 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
       // What decides it (no waiting needed): the running transaction is the API's settled horizon,
       // and the later commit's row lies above it.
       const [{ xid }] = (await local.query<{ xid: string }>('select pg_current_xact_id()::text as xid')).rows as [{ xid: string }];
-      expect(await settledHorizon(app.db.orm.em.fork())).toBe(xid);
+      expect(await settledHorizon(app.db.sql)).toBe(xid);
       const [row] = await app.db.orm.em.fork().execute<Array<{ above: boolean }>>('select xid > ?::xid8 as above from events where payment_request_id = ?', [xid, third]);
       expect(row!.above).toBe(true);
       expect(await listed()).not.toContain(third);
@@ -161,9 +161,9 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
     await late.connect();
     const insert = (c: pg.Client, sequence: number) =>
       c.query(
-        `insert into events (id, type, developer_id, payment_request_id, sequence, payload, created_at)
-         values ($1, 'payment_request.cancelled', $2, $3, $4, json_build_object('id', $1::text), now())`,
-        [`evt_xidorder${sequence}${id.replace(/-/g, '').slice(0, 12)}`, dev.developerId, id, sequence],
+        `insert into events (id, type, subject_id, developer_id, payment_request_id, user_id, sequence, payload, created_at)
+         values ($1, 'payment_request.cancelled', $3::text, $2, $3::uuid, $5, $4, json_build_object('id', $1::text), now())`,
+        [`evt_xidorder${sequence}${id.replace(/-/g, '').slice(0, 12)}`, dev.developerId, id, sequence, user.userId],
       );
     try {
       // The transaction that writes the later event takes its xid first (as one whose first statement
@@ -177,7 +177,7 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
       await insert(late, 3);
       await late.query('commit');
       await drain();
-      expect(got.filter((row) => row.paymentRequestId === id).map((row) => row.sequence)).toEqual([2, 3]);
+      expect(got.filter((row) => row.subjectId === id).map((row) => row.sequence)).toEqual([2, 3]);
     } finally {
       await early.end();
       await late.end();

@@ -3,8 +3,11 @@ import { describeOnServer } from '../helpers/db.js';
 import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { approve, cancel, reject, requestPayment } from '../helpers/payments.js';
 import { until } from '../helpers/expect.js';
-import { writeEvent } from '../../src/events/outbox.js';
-import { PaymentRequest, PaymentRequestStatus } from '../../src/payment-requests/payment-request.entity.js';
+import { appendEvents } from '../../src/events/append.js';
+import { newPaymentCode } from '../../src/payment-requests/payment-request.entity.js';
+import type { Tx } from '../../src/db/unit-of-work.js';
+import { paymentRequestBody } from '../../src/payment-requests/payment-request.body.js';
+import { paymentRequestColumns, paymentRequestFromRow } from '../../src/payment-requests/payment-request.read.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -152,31 +155,39 @@ async function listeningUser() {
   return { dev, user, hub, sentinel, client, before: hub.stats.subscriptions };
 }
 
-test('events written in a savepoint reach subscribers when it is released and the transaction commits (through the reader), never when the savepoint rolls back', async () => {
+/** A payment request's cancellation event, appended by hand in `tx` (as a service would, without changing the request). */
+async function appendCancelled(tx: Tx, id: string, userId: string): Promise<void> {
+  const [row] = await tx.query(`select ${paymentRequestColumns('pr')} from payment_requests pr where pr.id = $1`, [id]);
+  const pr = paymentRequestFromRow(row!);
+  await appendEvents(tx, [
+    { type: 'payment_request.cancelled', subjectId: id, developerId: pr.developerId, paymentRequestId: id, userId, data: { paymentRequest: paymentRequestBody(pr) } },
+  ]);
+}
+
+test('events appended inside a transaction that joins a door\'s reach subscribers at its commit, and never when it rolls back', async () => {
   const { dev, user, hub, sentinel, client, before } = await listeningUser();
   const updated = subscribe<{ paymentRequestUpdated: { id: string } }>(client, 'subscription { paymentRequestUpdated { id } }');
   await untilSubscribed(hub, before + 1);
   const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-  // The enclosing transaction commits either way; the savepoint with the event is rolled back or released.
-  const nested = (outcome: 'commit' | 'rollback') =>
-    app.db.orm.em.fork().transactional(async (outer) => {
-      const pr = await outer.findOneOrFail(PaymentRequest, { id });
-      await outer
-        .transactional(async (inner) => {
-          await writeEvent(inner, { type: 'payment_request.cancelled', paymentRequest: pr, userId: user.userId });
-          if (outcome === 'rollback') throw new Error('savepoint rolled back');
-        })
-        .catch((err: Error) => expect(err.message).toBe('savepoint rolled back'));
-    });
-  await nested('rollback');
-  // What decides it: the rolled-back savepoint left no event row, and the reader only reads rows.
-  expect((await eventsOf(id)).map((e) => e.type)).toEqual(['payment_request.created']);
+  // A door's transaction (the outer one) with a service's inside it: one transaction, one commit.
+  const nested = (outcome: 'commit' | 'rollback') => {
+    const work = app.gateway.services.works.begin();
+    return work
+      .transaction(async () => {
+        await work.transaction((tx) => appendCancelled(tx, id, user.userId));
+        if (outcome === 'rollback') throw new Error('rolled back');
+      })
+      .catch((err: Error) => expect(err.message).toBe('rolled back'));
+  };
   const handed = hub.stats.handedAtCommit;
+  await nested('rollback');
+  expect((await eventsOf(id)).map((e) => e.type)).toEqual(['payment_request.created']);
+  expect(hub.stats.handedAtCommit).toBe(handed);
   await nested('commit');
   expect((await eventsOf(id)).map((e) => e.type)).toEqual(['payment_request.created', 'payment_request.cancelled']);
   expect((await updated.next(3000)).paymentRequestUpdated.id).toBe(id);
-  expect(hub.stats.handedAtCommit).toBe(handed); // the reader brought it
-  // Nothing more: an event committed after it, which only the reader can bring, arrives next.
+  expect(hub.stats.handedAtCommit).toBe(handed + 1); // handed over at the outer commit
+  // Nothing more: an event committed after it arrives next, once.
   expect((await cancel(app.baseUrl, dev.secretKey, sentinel)).status).toBe(200);
   expect((await updated.next(3000)).paymentRequestUpdated.id).toBe(sentinel);
   expect(updated.values.map((v) => v.paymentRequestUpdated.id)).toEqual([id, sentinel]);
@@ -235,27 +246,20 @@ describeOnServer('ordering and instances of the outbox', 'a held transaction and
     let wrote!: () => void;
     const written = new Promise<void>((r) => (wrote = r));
     // A slow transaction takes its event position first and commits last.
-    const slow = app.db.orm.em.fork().transactional(async (tem) => {
-      const now = new Date();
-      const pr = tem.create(PaymentRequest, {
-        developerId: slowDev.developerId,
-        walletId: user.walletId,
-        amount: '1.00',
-        currency: 'ETB',
-        description: 'slow',
-        merchantName: 'Slow',
-        status: PaymentRequestStatus.PENDING,
-        createdAt: now,
-        expiresAt: new Date(now.getTime() + 300_000),
-        updatedAt: now,
-        reference: null,
-        metadata: null,
-      });
-      await tem.flush();
-      await writeEvent(tem, { type: 'payment_request.created', paymentRequest: pr });
+    const slow = app.gateway.services.works.begin().transaction(async (tx) => {
+      const [row] = await tx.query<{ id: string }>(
+        `insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at, updated_at, code)
+         values (gen_random_uuid(), $1, $2, 1.00, 'ETB', 'slow', 'Slow', 'PENDING', now(), now() + interval '5 minutes', now(), $3) returning id`,
+        [slowDev.developerId, user.walletId, newPaymentCode()],
+      );
+      const [pr] = await tx.query(`select ${paymentRequestColumns('pr')} from payment_requests pr where pr.id = $1`, [row!.id]);
+      const request = paymentRequestFromRow(pr!);
+      await appendEvents(tx, [
+        { type: 'payment_request.created', subjectId: request.id, developerId: slowDev.developerId, paymentRequestId: request.id, userId: user.userId, data: { paymentRequest: paymentRequestBody(request) } },
+      ]);
       wrote();
       await held;
-      return pr.id;
+      return request.id;
     });
     await written;
     const fast = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);

@@ -26,7 +26,7 @@ test('retention deletes old events (not a request’s latest, not one with a kep
     dev.developerId,
   ]);
   const [done] = await sql<{ id: string }>(
-    `insert into webhook_deliveries (event_id, endpoint_id, payment_request_id, sequence, status) values (?, ?, ?, 2, 'DELIVERED') returning id::text`,
+    `insert into webhook_deliveries (event_id, endpoint_id, subject_id, sequence, status) values (?, ?, ?, 2, 'DELIVERED') returning id::text`,
     [aApproved!.id, endpoint, a],
   );
   await sql(`insert into webhook_attempts (delivery_id, event_id, endpoint_id, attempted_at, http_status, duration_ms) values (?, ?, ?, now(), 200, 5)`, [
@@ -34,7 +34,7 @@ test('retention deletes old events (not a request’s latest, not one with a kep
     aApproved!.id,
     endpoint,
   ]);
-  await sql(`insert into webhook_deliveries (event_id, endpoint_id, payment_request_id, sequence, status) values (?, ?, ?, 1, 'PENDING')`, [
+  await sql(`insert into webhook_deliveries (event_id, endpoint_id, subject_id, sequence, status) values (?, ?, ?, 1, 'PENDING')`, [
     bCreated!.id,
     endpoint,
     b,

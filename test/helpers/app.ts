@@ -95,13 +95,13 @@ export const pinVerification = (pin: string = TEST_PIN): { pin: string } => ({ p
 
 /** Small factories that set up data through the services (never through the code under test's doors). */
 export function factories(app: Pick<TestApp, 'db' | 'config' | 'gateway'>) {
-  const em = () => app.db.orm.em.fork();
   const s = app.gateway.services;
+  const work = () => s.works.begin();
   let phoneSeq = Math.floor(Math.random() * 1e6);
   return {
     async developer(name = 'Test Merchant'): Promise<{ developerId: string; secretKey: string; keyId: string }> {
-      const d = await s.developers.create(em(), name);
-      const key = await issueSecretKey(em(), app.config, d.id);
+      const d = await s.developers.create(work(), name);
+      const key = await issueSecretKey(work(), app.config, d.id);
       return { developerId: d.id, ...key };
     },
     /** A user and funded wallet; its transaction PIN is `opts.pin`, else TEST_PIN (`pin: null`: a random one). */
@@ -109,7 +109,7 @@ export function factories(app: Pick<TestApp, 'db' | 'config' | 'gateway'>) {
       const username = opts.username ?? `u_${unique()}`;
       const phone = opts.phone ?? `0911${String(phoneSeq++ % 1e6).padStart(6, '0')}`;
       const pin = opts.pin === undefined ? TEST_PIN : opts.pin;
-      const created = await s.accounts.createUser(em(), { username, phone, balance: opts.balance, currency: opts.currency, pin });
+      const created = await s.accounts.createUser(work(), { username, phone, balance: opts.balance, currency: opts.currency, pin });
       const token = await mintUserToken(app.config, created.userId);
       return { ...created, username, phone, token };
     },

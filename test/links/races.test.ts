@@ -53,7 +53,7 @@ describeOnServer('links and holds under concurrency', ONE_CONNECTION, () => {
       const txId = (await approve(app.baseUrl, user.token, id)).body.data.approvePaymentRequest.transactionId as string;
       await sql(`update transactions set hold_expires_at = now() - interval '1 second' where id = ?`, [txId]);
       const post = (verb: string) => http(app.baseUrl, `/api/v1/wallet/transaction/${txId}/${verb}`, { method: 'POST', token: dev.secretKey });
-      const sweep = () => app.gateway.services.transactions.expireHolds(app.db.orm.em.fork());
+      const sweep = () => app.gateway.services.transactions.expireHolds(app.gateway.services.works.begin());
       const [captured, voided, swept1, swept2] = await Promise.all([post('capture'), post('void'), sweep(), sweep()]);
       const winners = [captured.status === 200, voided.status === 200, swept1 + swept2 === 1].filter(Boolean);
       expect(winners).toHaveLength(1);

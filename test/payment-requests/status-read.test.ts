@@ -15,8 +15,8 @@ test('STATUS_READ selects every column of the PaymentRequest entity, and its for
     expect(columns.length).toBeGreaterThan(10);
     // The formula's own SQL (it reads columns too) is the entity's, selected under the formula's name.
     const formula = `${overdueSql('pr')} as `;
-    expect(STATUS_READ).toContain(formula);
-    const list = STATUS_READ.slice(0, STATUS_READ.indexOf(' from ')).replace(formula, 'formula:');
+    expect(STATUS_READ.text).toContain(formula);
+    const list = STATUS_READ.text.slice(0, STATUS_READ.text.indexOf(' from ')).replace(formula, 'formula:');
     const selected = [...list.matchAll(/\bpr\.(\w+)/g)].map((m) => m[1]!);
     const aliases = [...list.matchAll(/formula:(\w+)/g)].map((m) => m[1]!);
     expect(new Set(selected)).toEqual(new Set(columns));

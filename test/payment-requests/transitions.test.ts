@@ -58,7 +58,7 @@ describe('PENDING → APPROVED', () => {
     const dev = await f.developer();
     const user = await f.user({ balance: 50 });
     const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 10);
-    await app.gateway.services.accounts.setWalletStatus(app.db.orm.em.fork(), user.walletId, WalletStatus.SUSPENDED);
+    await app.gateway.services.accounts.setWalletStatus(app.gateway.services.works.begin(), user.walletId, WalletStatus.SUSPENDED);
     const res = await approve(app.baseUrl, user.token, id);
     expect(res.body.errors[0].extensions.code).toBe('WALLET_NOT_ACTIVE');
     expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');

@@ -7,6 +7,7 @@ import { ROOT, cliEnv } from '../helpers/cli.js';
 import { TEST_PIN, testConfig } from '../helpers/app.js';
 import type { Database } from '../../src/db/database.js';
 import { DeveloperService } from '../../src/developers/developer.service.js';
+import { UnitsOfWork } from '../../src/db/unit-of-work.js';
 import { AccountService } from '../../src/accounts/account.service.js';
 import { issueSecretKey } from '../../src/auth/secret-keys.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
@@ -75,15 +76,17 @@ export async function seed(db: Database, opts: { developers: number; users: numb
   const config = testConfig();
   const developers = new DeveloperService();
   const accounts = new AccountService(config);
+  // Nothing here writes events: the commits need no listener.
+  const works = new UnitsOfWork(db.sql, () => db.orm.em.fork());
   const devs = [];
   for (let i = 0; i < opts.developers; i++) {
-    const d = await developers.create(db.orm.em.fork(), `Merchant ${i}`);
-    devs.push({ developerId: d.id, ...(await issueSecretKey(db.orm.em.fork(), config, d.id)) });
+    const d = await developers.create(db.sql, `Merchant ${i}`);
+    devs.push({ developerId: d.id, ...(await issueSecretKey(db.sql, config, d.id)) });
   }
   const users = [];
   for (let i = 0; i < opts.users; i++) {
     const username = `p${Date.now().toString(36)}${i}`;
-    const created = await accounts.createUser(db.orm.em.fork(), { username, phone: `09${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`, balance: opts.balance, pin: TEST_PIN });
+    const created = await accounts.createUser(works.begin(), { username, phone: `09${String(Math.floor(Math.random() * 1e8)).padStart(8, '0')}`, balance: opts.balance, pin: TEST_PIN });
     users.push({ ...created, token: await mintUserToken(config, created.userId) });
   }
   return { developers: devs, users };

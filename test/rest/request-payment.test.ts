@@ -18,7 +18,7 @@ afterAll(async () => {
 });
 
 const setWalletStatus = (walletId: string, status: WalletStatus) =>
-  app.gateway.services.accounts.setWalletStatus(app.db.orm.em.fork(), walletId, status);
+  app.gateway.services.accounts.setWalletStatus(app.gateway.services.works.begin(), walletId, status);
 
 describe('success', () => {
   test('answers 200 with exactly success, message, paymentRequestId, status PENDING, expiresAt and paymentUrl', async () => {

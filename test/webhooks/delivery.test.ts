@@ -40,7 +40,7 @@ async function deliveryRows(target: TestApp, endpointId: string, paymentRequestI
   return target.db.orm.em
     .fork()
     .execute<Array<{ status: string; attempts: number }>>(
-      `select status, attempts from webhook_deliveries where endpoint_id = ? ${paymentRequestId ? 'and payment_request_id = ?' : ''} order by id`,
+      `select status, attempts from webhook_deliveries where endpoint_id = ? ${paymentRequestId ? 'and subject_id = ?' : ''} order by id`,
       paymentRequestId ? [endpointId, paymentRequestId] : [endpointId],
     );
 }

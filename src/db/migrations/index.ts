@@ -14,6 +14,7 @@ import { Migration20261126003000_consent_receipts_payer_controls } from './Migra
 import { Migration20261126100000_passkeys } from './Migration20261126100000_passkeys.js';
 import { Migration20261126110000_links_capture } from './Migration20261126110000_links_capture.js';
 import { Migration20261126120000_payer_pending } from './Migration20261126120000_payer_pending.js';
+import { Migration20261127100000_event_subjects } from './Migration20261127100000_event_subjects.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -33,4 +34,5 @@ export const migrationsList = [
   { name: 'Migration20261126100000_passkeys', class: Migration20261126100000_passkeys },
   { name: 'Migration20261126110000_links_capture', class: Migration20261126110000_links_capture },
   { name: 'Migration20261126120000_payer_pending', class: Migration20261126120000_payer_pending },
+  { name: 'Migration20261127100000_event_subjects', class: Migration20261127100000_event_subjects },
 ];

@@ -1,9 +1,12 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
-import { PaymentRequest, overdueSql } from '../payment-requests/payment-request.entity.js';
+import type { PaymentRequest } from '../payment-requests/payment-request.entity.js';
 import type { PaymentRequestService } from '../payment-requests/payment-request.service.js';
+import { paymentRequestColumns, paymentRequestFromRow } from '../payment-requests/payment-request.read.js';
+import type { Queryable } from '../db/sql.js';
+import type { Tx, UnitOfWork } from '../db/unit-of-work.js';
+import type { Detached } from '../db/rows.js';
 
 /** A merchant (developer) a wallet's holder blocked, named as the request it was blocked from named it. */
 export interface BlockedMerchantRow {
@@ -38,28 +41,28 @@ export class PayerControls {
    * caller's wallet and rejects the request if it is PENDING, in one database transaction.
    * Blocking a developer again answers the existing block.
    */
-  async block(em: EntityManager, userId: string, paymentRequestId: string): Promise<BlockedMerchantRow> {
+  async block(work: UnitOfWork, userId: string, paymentRequestId: string): Promise<BlockedMerchantRow> {
     requireUuid(paymentRequestId);
-    return em.transactional(async (tem) => {
-      const pr = await this.ownRequest(tem, userId, paymentRequestId);
-      const [row] = await tem.execute<Array<{ id: string; merchant_name: string; blocked_at: Date }>>(
+    return work.transaction(async (tx) => {
+      const pr = await this.ownRequest(tx, userId, paymentRequestId);
+      const [row] = await tx.query<{ id: string; merchant_name: string; blocked_at: Date }>(
         `insert into merchant_blocks (id, wallet_id, developer_id, merchant_name, blocked_at)
-         values (?, ?, ?, ?, now())
+         values ($1, $2, $3, $4, now())
          on conflict (wallet_id, developer_id) do update set wallet_id = excluded.wallet_id
          returning id, merchant_name, blocked_at`,
         [randomUUID(), pr.wallet_id, pr.developer_id, pr.merchant_name],
       );
-      await this.rejectIfPending(tem, userId, pr.id);
+      await this.rejectIfPending(tx, userId, pr.id);
       return { id: row!.id, merchantName: row!.merchant_name, blockedAt: new Date(row!.blocked_at) };
     });
   }
 
   /** The caller's blocks, newest first. */
-  async list(em: EntityManager, userId: string): Promise<BlockedMerchantRow[]> {
-    const rows = await em.execute<Array<{ id: string; merchant_name: string; blocked_at: Date }>>(
+  async list(db: Queryable, userId: string): Promise<BlockedMerchantRow[]> {
+    const rows = await db.query<{ id: string; merchant_name: string; blocked_at: Date }>(
       `select b.id, b.merchant_name, b.blocked_at
          from merchant_blocks b join wallets w on w.id = b.wallet_id
-        where w.user_id = ?
+        where w.user_id = $1
         order by b.blocked_at desc, b.id`,
       [userId],
     );
@@ -67,11 +70,11 @@ export class PayerControls {
   }
 
   /** Lifts one of the caller's blocks (NOT_FOUND for anyone else's or an unknown id). */
-  async unblock(em: EntityManager, userId: string, id: string): Promise<boolean> {
+  async unblock(db: Queryable, userId: string, id: string): Promise<boolean> {
     requireUuid(id);
-    const rows = await em.execute<Array<{ id: string }>>(
+    const rows = await db.query<{ id: string }>(
       `delete from merchant_blocks b using wallets w
-        where b.id = ? and w.id = b.wallet_id and w.user_id = ?
+        where b.id = $1 and w.id = b.wallet_id and w.user_id = $2
         returning b.id`,
       [id, userId],
     );
@@ -83,30 +86,28 @@ export class PayerControls {
    * Reports a request to the caller's wallet as unwanted: rejected if PENDING, marked reported
    * (the first report's time stays; a later reason replaces an absent one) for operators only.
    */
-  async report(em: EntityManager, userId: string, id: string, reason: string | null | undefined): Promise<PaymentRequest> {
+  async report(work: UnitOfWork, userId: string, id: string, reason: string | null | undefined): Promise<Detached<PaymentRequest>> {
     requireUuid(id);
     const text = reportReason(reason);
-    return em.transactional(async (tem) => {
-      const pr = await this.ownRequest(tem, userId, id);
-      await this.rejectIfPending(tem, userId, pr.id);
-      const [row] = await tem.execute<Array<Record<string, unknown>>>(
-        `update payment_requests
-            set reported_at = coalesce(reported_at, now()), report_reason = coalesce(?, report_reason)
-          where id = ?
-          returning id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at,
-                    updated_at, transaction_id, reference, metadata, idempotency_key, consent_receipt,
-                    ${overdueSql('payment_requests')} as overdue`,
+    return work.transaction(async (tx) => {
+      const pr = await this.ownRequest(tx, userId, id);
+      await this.rejectIfPending(tx, userId, pr.id);
+      const [row] = await tx.query(
+        `update payment_requests pr
+            set reported_at = coalesce(reported_at, now()), report_reason = coalesce($1, report_reason)
+          where pr.id = $2
+          returning ${paymentRequestColumns('pr')}`,
         [text, pr.id],
       );
-      return tem.map(PaymentRequest, row!);
+      return paymentRequestFromRow(row!);
     });
   }
 
-  private async ownRequest(tem: EntityManager, userId: string, id: string): Promise<OwnRequest> {
-    const [pr] = await tem.execute<OwnRequest[]>(
+  private async ownRequest(tx: Tx, userId: string, id: string): Promise<OwnRequest> {
+    const [pr] = await tx.query<OwnRequest>(
       `select pr.id, pr.developer_id, pr.wallet_id, pr.merchant_name
          from payment_requests pr join wallets w on w.id = pr.wallet_id
-        where pr.id = ? and w.user_id = ?
+        where pr.id = $1 and w.user_id = $2
         for update of pr`,
       [id, userId],
     );
@@ -114,10 +115,14 @@ export class PayerControls {
     return pr;
   }
 
-  /** Rejects through the state machine (a savepoint of this transaction); a request no longer PENDING stays as it is. */
-  private async rejectIfPending(tem: EntityManager, userId: string, id: string): Promise<void> {
+  /**
+   * Rejects through the state machine, inside this transaction (its event goes out with the
+   * commit, as any rejection's); a request no longer PENDING stays as it is (the claim changed
+   * nothing, so the transaction goes on).
+   */
+  private async rejectIfPending(tx: Tx, userId: string, id: string): Promise<void> {
     try {
-      await this.payments.reject(tem, userId, id);
+      await this.payments.rejectIn(tx, userId, id);
     } catch (err) {
       if (err instanceof AppError && (err.code === 'PAYMENT_REQUEST_NOT_PENDING' || err.code === 'PAYMENT_REQUEST_EXPIRED')) return;
       throw err;

@@ -1,5 +1,6 @@
 import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
 import type { Context } from '../context.js';
+import type { PayerControls } from './payer-controls.service.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { PaymentRequestView } from '../payment-requests/payment-request.types.js';
@@ -8,25 +9,29 @@ import { BlockedMerchantView } from './payer-controls.types.js';
 /** The wallet app's controls over who may ask the user for money (user token). */
 @Resolver()
 export class PayerControlsResolver {
+  constructor(
+    private readonly payerControls: PayerControls,
+  ) {}
+
   @Authorized(Role.USER)
   @Mutation(() => BlockedMerchantView, {
     description:
       "Wallet app (user token): block this request's merchant (its developer) from asking my wallet again, rejecting the request if it is PENDING. Blocking again answers the same block.",
   })
   async blockMerchant(@Arg('paymentRequestId', () => ID) paymentRequestId: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<BlockedMerchantView> {
-    return BlockedMerchantView.from(await ctx.services.payerControls.block(ctx.em, user.userId, paymentRequestId));
+    return BlockedMerchantView.from(await this.payerControls.block(ctx.work, user.userId, paymentRequestId));
   }
 
   @Authorized(Role.USER)
   @Query(() => [BlockedMerchantView], { description: 'Wallet app (user token): the merchants I blocked, newest first.' })
   async myBlockedMerchants(@Ctx() ctx: Context, @CurrentUser() user: User): Promise<BlockedMerchantView[]> {
-    return (await ctx.services.payerControls.list(ctx.em, user.userId)).map((row) => BlockedMerchantView.from(row));
+    return (await this.payerControls.list(ctx.work, user.userId)).map((row) => BlockedMerchantView.from(row));
   }
 
   @Authorized(Role.USER)
   @Mutation(() => Boolean, { description: 'Wallet app (user token): lift one of my blocks (the BlockedMerchant id).' })
   async unblockMerchant(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<boolean> {
-    return ctx.services.payerControls.unblock(ctx.em, user.userId, id);
+    return this.payerControls.unblock(ctx.work, user.userId, id);
   }
 
   @Authorized(Role.USER)
@@ -40,6 +45,6 @@ export class PayerControlsResolver {
     @CurrentUser() user: User,
     @Arg('reason', () => String, { nullable: true }) reason?: string | null,
   ): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await ctx.services.payerControls.report(ctx.em, user.userId, id, reason));
+    return PaymentRequestView.from(await this.payerControls.report(ctx.work, user.userId, id, reason));
   }
 }
