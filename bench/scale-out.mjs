@@ -66,9 +66,9 @@ const groupTicks = (pgids) => ticks((_name, pgrp) => pgids.includes(pgrp));
 
 const gateways = [];
 let nextPort = 30000 + Math.floor(Math.random() * 20000);
-async function startGateway(workers, root = '.') {
+async function startGateway(workers, root = '.', db = DB) {
   const port = nextPort++;
-  const child = spawn(path.resolve(root, 'node_modules/.bin/node'), ['dist/src/main.js'], { cwd: root, env: { ...E, ...GW_ENV, PORT: String(port), WEB_CONCURRENCY: String(workers) }, detached: true,
+  const child = spawn(path.resolve(root, 'node_modules/.bin/node'), ['dist/src/main.js'], { cwd: root, env: { ...E, ...GW_ENV, DATABASE_URL: `${PG}/${db}`, PORT: String(port), WEB_CONCURRENCY: String(workers) }, detached: true,
     stdio: ['ignore', 'ignore', 'inherit'] });
   const gw = { child, port, base: `http://127.0.0.1:${port}` };
   gateways.push(gw);
@@ -115,22 +115,27 @@ function wrk(base, conns, seconds, seedData, tag) {
   });
 }
 
-const xacts = () => Number(psql(`select xact_commit + xact_rollback from pg_stat_database where datname = '${DB}'`).trim());
+/** The baseline's database (its own schema: the baseline code migrates it). */
+const BASE_DB = `${DB}_b`;
+const xacts = (db) => Number(psql(`select xact_commit + xact_rollback from pg_stat_database where datname = '${db}'`).trim());
 
-async function point(config, seedData, round) {
+async function point(config, seeds, round) {
   const [instances, workers] = config;
   if (config.baseline && !BASELINE_ROOT) throw new Error(`${config.label} needs SCALE_BASELINE_ROOT`);
+  const db = config.baseline ? BASE_DB : DB;
+  const seedData = config.baseline ? seeds.baseline : seeds.current;
   const gws = [];
-  for (let i = 0; i < instances; i++) gws.push(await startGateway(workers, config.baseline ? BASELINE_ROOT : '.'));
+  for (let i = 0; i < instances; i++) gws.push(await startGateway(workers, config.baseline ? BASELINE_ROOT : '.', db));
   const per = Math.max(1, Math.floor(CONNECTIONS / instances));
   await Promise.all(gws.map((gw, i) => wrk(gw.base, per, 4, seedData, `warm-${round}-${i}-${Date.now()}`)));
-  psql('checkpoint', DB);
-  const x0 = xacts(), pg0 = pgTicks(), gw0 = groupTicks(gws.map((g) => g.child.pid)), t0 = Date.now();
+  psql('analyze', db);
+  psql('checkpoint', db);
+  const x0 = xacts(db), pg0 = pgTicks(), gw0 = groupTicks(gws.map((g) => g.child.pid)), t0 = Date.now();
   const results = await Promise.all(gws.map((gw, i) => wrk(gw.base, per, SECONDS, seedData, `r${round}-${i}-${Date.now()}`)));
   const secs = (Date.now() - t0) / 1000;
   const pg1 = pgTicks(), gw1 = groupTicks(gws.map((g) => g.child.pid));
   await sleep(1200); // backends flush their statistics at most once a second
-  const x1 = xacts();
+  const x1 = xacts(db);
   for (const gw of gws) await stopGateway(gw);
   const requests = results.reduce((a, r) => a + r.requests, 0);
   const bad = results.reduce((a, r) => a + r.non2xx + r.errors, 0);
@@ -141,18 +146,23 @@ async function point(config, seedData, round) {
 
 async function main() {
   psql(`create database ${DB}`);
-  log(`database ${DB}; configs ${CONFIGS.map((c) => c.label).join(', ')}; ${ROUNDS} rounds x ${SECONDS} s; ${CONNECTIONS} connections`);
-  const first = await startGateway(1);
-  const seedData = await seed(first.base);
-  await stopGateway(first);
-  for (const t of psql("select tablename from pg_tables where schemaname = 'public'", DB).trim().split('\n').filter(Boolean)) {
-    psql(`alter table "${t}" set (autovacuum_enabled = false)`, DB);
+  const baseline = CONFIGS.some((c) => c.baseline);
+  if (baseline) psql(`create database ${BASE_DB}`);
+  log(`database ${DB}${baseline ? ` (baseline: ${BASE_DB})` : ''}; configs ${CONFIGS.map((c) => c.label).join(', ')}; ${ROUNDS} rounds x ${SECONDS} s; ${CONNECTIONS} connections`);
+  const seeds = {};
+  for (const [key, root, db] of [['current', '.', DB], ...(baseline ? [['baseline', BASELINE_ROOT, BASE_DB]] : [])]) {
+    const first = await startGateway(1, root, db);
+    seeds[key] = await seed(first.base);
+    await stopGateway(first);
+    for (const t of psql("select tablename from pg_tables where schemaname = 'public'", db).trim().split('\n').filter(Boolean)) {
+      try { psql(`alter table "${t}" set (autovacuum_enabled = false)`, db); } catch { /* a partitioned parent */ }
+    }
   }
   const rows = new Map(CONFIGS.map((c) => [c.label, []]));
   for (let round = 1; round <= ROUNDS; round++) {
     const order = round % 2 ? CONFIGS : [...CONFIGS].reverse();
     for (const c of order) {
-      const r = await point(c, seedData, round);
+      const r = await point(c, seeds, round);
       rows.get(c.label).push(r);
       log(`round ${round} ${c.label}: ${c[0]} instance(s) x ${c[1]} worker(s)${c.baseline ? ' (baseline)' : ''}: ${r.rps.toFixed(0)} creates/s, ${r.xact.toFixed(2)} transactions/create, PostgreSQL ${r.pgMs.toFixed(2)} ms/create, gateway ${r.gwMs.toFixed(2)} ms/create, p99 ${r.p99.toFixed(1)} ms${r.bad ? `, ${r.bad} errors` : ''}, load ${readFileSync('/proc/loadavg', 'utf8').split(' ')[0]}`);
     }
@@ -171,7 +181,9 @@ async function main() {
 
 const cleanup = async () => {
   for (const gw of [...gateways]) await stopGateway(gw);
-  try { psql(`drop database if exists ${DB} with (force)`); } catch { /* left for the operator */ }
+  for (const db of [DB, BASE_DB]) {
+    try { psql(`drop database if exists ${db} with (force)`); } catch { /* left for the operator */ }
+  }
 };
 process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
 main().then(cleanup, async (err) => { log(String(err?.stack ?? err)); await cleanup(); process.exit(1); });
