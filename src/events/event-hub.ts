@@ -36,20 +36,21 @@ export interface OutboxFeed {
   close(): Promise<void>;
 }
 
-/** How often a reader with subscribers polls while the outbox moves (this process commits events, or reads find rows). */
+/** How often a reader polls while its subscribers are getting events (a read found some for them). */
 export const BUSY_POLL_MS = 25;
-/** How long after the last sign of movement the reader stays at BUSY_POLL_MS. */
+/** How long after the last event for a subscriber here the reader stays at BUSY_POLL_MS. */
 const BUSY_FOR_MS = 1000;
 
 /**
  * The feed of a process that reads the outbox itself: an OutboxReader over the users that have
  * subscribers here, started on the first subscriber and idle without one. Events this process
- * committed reach its own subscribers at commit (EventHub.onCommit); the reader brings the others
- * (committed by other instances, or not handed over), polling every BUSY_POLL_MS while the outbox
- * moves and every `idleMs` (OUTBOX_POLL_INTERVAL_MS) when it is quiet. No instance hints another:
- * the cost of a reader is its poll, the same however many instances commit (a hint per commit
- * and instance grew with both), and an event committed elsewhere reaches a subscriber here within
- * one poll. With NATS, only the leader reads (nats.ts).
+ * committed reach its own subscribers at commit (EventHub.committed); the reader brings the
+ * others (committed by other instances, or not handed over), polling every BUSY_POLL_MS while its
+ * reads find events for its subscribers and every `idleMs` (OUTBOX_POLL_INTERVAL_MS) otherwise.
+ * No instance hints another: a reader's cost is its poll, the same however many instances commit
+ * and however fast (a hint per commit burst and instance, as before, grew with both), and an event
+ * committed elsewhere reaches a subscriber here within one poll. With NATS, only the leader reads
+ * (nats.ts).
  */
 export class LocalFeed implements OutboxFeed {
   private readonly users = new Set<string>();
@@ -66,12 +67,11 @@ export class LocalFeed implements OutboxFeed {
       interested: (userId) => this.users.has(userId),
       anyInterest: () => this.users.size > 0,
       deliver: ({ rows }) => {
-        if (rows.length > 0) this.deliver?.(rows);
+        if (rows.length === 0) return;
+        this.busyUntil = Date.now() + BUSY_FOR_MS;
+        this.deliver?.(rows);
       },
-      onRead: (rows) => {
-        if (rows > 0) this.busyUntil = Date.now() + BUSY_FOR_MS;
-        onRead?.(rows);
-      },
+      onRead,
     });
   }
 
@@ -81,10 +81,8 @@ export class LocalFeed implements OutboxFeed {
   }
 
   committed(read: boolean): void {
-    const quiet = Date.now() >= this.busyUntil;
-    this.busyUntil = Date.now() + BUSY_FOR_MS;
-    // Read now when something must come through the reader, or to leave the idle interval at once.
-    if ((read || quiet) && this.users.size > 0) this.reader.wake();
+    // Only when something must come through the reader (an event not handed over here at commit).
+    if (read && this.users.size > 0) this.reader.wake();
   }
 
   watch(userId: string): Promise<void> {

@@ -43,8 +43,8 @@ const DUPLICATE_WINDOW_MS = 10 * 60 * 1000;
 const MARKER_EVERY_MS = 1000;
 /** An instance whose last marker is older than this reads PostgreSQL itself (no leader publishing). */
 const MARKER_STALE_MS = 3000;
-/** The relay's reads are at least this far apart (under load each read takes a batch). */
-const RELAY_MIN_GAP_MS = 10;
+/** The relay's reads are at least this far apart (under load each read takes a batch): at most 50 a second. */
+const RELAY_MIN_GAP_MS = 20;
 /** How long a publish may wait for its acknowledgement. */
 const PUBLISH_TIMEOUT_MS = 5000;
 
@@ -402,10 +402,7 @@ export class NatsFeed implements OutboxFeed {
       interested: (userId) => this.users.has(userId),
       anyInterest: () => this.users.size > 0,
       deliver: (batch) => this.fromPostgres(batch),
-      onRead: (rows) => {
-        if (rows > 0) this.busyUntil = Date.now() + 1000;
-        opts.onRead?.(rows, 'fallback');
-      },
+      onRead: (rows) => opts.onRead?.(rows, 'fallback'),
       what: 'outbox read (NATS fallback) failed; retrying',
     });
   }
@@ -527,6 +524,7 @@ export class NatsFeed implements OutboxFeed {
       fresh.push(row);
     }
     if (fresh.length > 0) {
+      this.busyUntil = Date.now() + 1000;
       this.stats.fromPostgres += fresh.length;
       this.deliver?.(fresh);
     }
@@ -534,7 +532,6 @@ export class NatsFeed implements OutboxFeed {
   }
 
   committed(read: boolean): void {
-    this.busyUntil = Date.now() + 1000;
     if (this.fallbackOn && read) this.fallback.wake();
     // One hint per turn of the event loop, however many commits: the relay reads soon.
     if (this.hintPending) return;
