@@ -40,7 +40,6 @@ const GW_ENV = { ...SECRETS, DATABASE_URL: DB_URL, LOG_LEVEL: 'warn', APP_ENV: '
   LOOKUP_LIMIT_PER_MINUTE: '1000000000', PAYMENT_REQUEST_TTL_SECONDS: '86400',
   // The bench piles PENDING requests of one developer on a few wallets: no per-payer cap (#24).
   MAX_PENDING_PER_PAYER: '0' };
-const NODE = path.resolve('node_modules/.bin/node');
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const u = new URL(PG);
 const psql = (sql, db = 'postgres') =>
