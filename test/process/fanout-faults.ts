@@ -32,11 +32,17 @@ const STATUS_OF: Record<string, string> = {
   'payment_request.expired': 'EXPIRED',
 };
 
-/** One wallet user's subscriptions on one instance, recording `requestId:status` in arrival order. */
+/**
+ * One wallet user's two subscriptions on one instance, recording `requestId:status` in arrival
+ * order: all of them (`seen`), and per subscription (`bySubscription`: order is kept within one
+ * subscription; two operations on one socket are two streams, and graphql-ws sends each as its
+ * own resolver finishes).
+ */
 interface Watcher {
   instance: number;
   userId: string;
   seen: string[];
+  bySubscription: string[][];
   client: Client;
   errors: unknown[];
 }
@@ -99,7 +105,7 @@ async function openSubscriptions(baseUrl: string): Promise<number> {
 }
 
 function watch(baseUrl: string, instance: number, userId: string, token: string): Watcher {
-  const w: Watcher = { instance, userId, seen: [], errors: [], client: undefined as unknown as Client };
+  const w: Watcher = { instance, userId, seen: [], bySubscription: [[], []], errors: [], client: undefined as unknown as Client };
   w.client = createClient({
     url: `${baseUrl.replace(/^http/, 'ws')}/graphql`,
     webSocketImpl: WebSocket,
@@ -108,13 +114,16 @@ function watch(baseUrl: string, instance: number, userId: string, token: string)
     lazy: false,
     onNonLazyError: () => undefined,
   });
-  for (const query of ['subscription { paymentRequested { id status } }', 'subscription { paymentRequestUpdated { id status } }']) {
+  for (const [i, query] of ['subscription { paymentRequested { id status } }', 'subscription { paymentRequestUpdated { id status } }'].entries()) {
     w.client.subscribe<Record<string, { id: string; status: string }>>(
       { query },
       {
         next: (r) => {
           const e = r.data && Object.values(r.data)[0];
-          if (e) w.seen.push(`${e.id}:${e.status}`);
+          if (e) {
+            w.seen.push(`${e.id}:${e.status}`);
+            w.bySubscription[i]!.push(`${e.id}:${e.status}`);
+          }
         },
         error: (e) => w.errors.push(e),
         complete: () => undefined,
@@ -235,16 +244,18 @@ export async function runFaultScenario(s: FaultScenario): Promise<FaultOutcome> 
     for (const w of live) {
       if (w.errors.length > 0) problems.push(`instance ${w.instance}: subscription errors ${JSON.stringify(w.errors).slice(0, 200)}`);
       if (new Set(w.seen).size !== w.seen.length) problems.push(`instance ${w.instance} user ${w.userId.slice(0, 8)}: an event delivered twice`);
-      // In order per request: each request's statuses arrive in the order of its events.
+      // In order per request within each subscription: a request's statuses arrive in the order of its events.
       const mine = expected.get(w.userId) ?? [];
       const position = new Map(mine.map((x, i) => [x, i]));
-      const lastOf = new Map<string, number>();
-      for (const x of w.seen) {
-        const [pr] = x.split(':');
-        const p = position.get(x);
-        if (p === undefined) problems.push(`instance ${w.instance}: an event the database does not hold: ${x}`);
-        else if ((lastOf.get(pr!) ?? -1) > p) problems.push(`instance ${w.instance}: ${x} out of order`);
-        else lastOf.set(pr!, p);
+      for (const stream of w.bySubscription) {
+        const lastOf = new Map<string, number>();
+        for (const x of stream) {
+          const [pr] = x.split(':');
+          const p = position.get(x);
+          if (p === undefined) problems.push(`instance ${w.instance}: an event the database does not hold: ${x}`);
+          else if ((lastOf.get(pr!) ?? -1) > p) problems.push(`instance ${w.instance}: ${x} out of order`);
+          else lastOf.set(pr!, p);
+        }
       }
     }
     // The webhook endpoint gets every event once per webhook-id, in order per request.
