@@ -110,10 +110,10 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const payments = new PaymentRequestService(
     config,
     transactions,
-    (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
-    (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
     consent,
     consentReceipts,
+    (outcome, count = 1) => metrics.paymentRequests.inc({ outcome }, count),
+    (decision, seconds) => metrics.paymentDecision.observe({ decision }, seconds),
   );
   return {
     config,

@@ -262,13 +262,13 @@ export class PaymentRequestService {
   constructor(
     private readonly config: Config,
     private readonly transactions: TransactionService,
+    /** Verifies every approval (PIN or passkey) before any money moves. */
+    private readonly consent: ConsentService,
+    /** Signs each approval's consent receipt. */
+    private readonly receipts: ConsentSigner,
     private readonly observe: (outcome: PaymentOutcome, count?: number) => void = () => undefined,
     /** Told the time from creation to decision of every decided request (metrics). */
     private readonly decided: (decision: PaymentDecision, seconds: number) => void = () => undefined,
-    /** Verifies every approval (PIN or passkey) before any money moves. */
-    private readonly consent?: ConsentService,
-    /** Signs each approval's consent receipt. */
-    private readonly receipts?: ConsentSigner,
   ) {}
 
   /**
@@ -596,7 +596,6 @@ export class PaymentRequestService {
    * error rolls that transaction back; INSUFFICIENT_FUNDS leaves the request PENDING.
    */
   async approve(work: UnitOfWork, userId: string, id: string, verification: ApprovalVerificationFields): Promise<Detached<PaymentRequest>> {
-    if (!this.consent) throw new Error('PaymentRequestService: approvals need the consent service');
     const checked = this.consent.parseVerification(verification);
     requireUuid(id);
     const { walletId, subject } = await this.approvalSubject(work, userId, id);
@@ -705,7 +704,6 @@ export class PaymentRequestService {
    * amount is the numeric column's own text ("12.50"), never a float.
    */
   private consentReceipt(pr: PaymentRequest, transactionId: string, verification: VerificationMethod): Promise<string> {
-    if (!this.receipts) throw new Error('PaymentRequestService: approvals need the consent receipt signer');
     return this.receipts.sign({
       paymentRequestId: pr.id,
       transactionId,

@@ -42,7 +42,7 @@ beforeAll(async () => {
     });
     child.once('exit', (code) => reject(new Error(`gateway exited early with ${code}`)));
   }).finally(() => clearTimeout(timer));
-}, 40_000);
+}, 120_000);
 
 afterAll(async () => {
   if (child.exitCode === null) child.kill('SIGKILL');
