@@ -46,7 +46,24 @@ async function freePort(): Promise<number> {
 }
 
 let streams = 0;
-const stream = () => `FAULTS_${process.pid}_${Date.now().toString(36)}_${streams++}`.toUpperCase();
+const made: string[] = [];
+const stream = () => {
+  const name = `FAULTS_${process.pid}_${Date.now().toString(36)}_${streams++}`.toUpperCase();
+  made.push(name);
+  return name;
+};
+
+// The streams these tests made on the NATS server at TEST_NATS_URL (the machine's): gone afterwards.
+afterAll(async () => {
+  if (!NATS || made.length === 0) return;
+  const { connect } = await import('@nats-io/transport-node');
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const nc = await connect({ servers: NATS, timeout: 5000 }).catch(() => undefined);
+  if (!nc) return;
+  const jsm = await jetstreamManager(nc);
+  for (const name of made) await jsm.streams.delete(name).catch(() => false);
+  await nc.close();
+});
 
 function report(name: string, o: FaultOutcome): void {
   process.stderr.write(
