@@ -62,7 +62,14 @@ async function measure(label) {
   const createT = await timed(SAMPLES, () => create());
   // The outbox read of what one create committed (a reader interested in everyone, as with many subscribers).
   let got = 0;
-  const reader = new OutboxReader((name, text, values) => db.sql.run(statement(name, text), values), silent, 60_000, () => true, () => true, (rows) => (got += rows.length));
+  const reader = new OutboxReader({
+    query: (name, text, values) => db.sql.run(statement(name, text), values),
+    log: silent,
+    intervalMs: 60_000,
+    interested: () => true,
+    anyInterest: () => true,
+    deliver: ({ rows }) => void (got += rows.length),
+  });
   await reader.attach();
   const readT = { ms: [] };
   for (let i = 0; i < SAMPLES; i++) {

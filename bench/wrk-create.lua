@@ -1,4 +1,4 @@
--- wrk script of bench/scale-out.mjs: POST /api/v1/wallet/request-payment, walletId round-robin over
+-- wrk script of bench/scale-out.mjs and bench/fanout.mjs: POST /api/v1/wallet/request-payment, walletId round-robin over
 -- WRK_WALLETS (comma-separated), a unique Idempotency-Key per request, Authorization WRK_AUTH.
 -- Prints one line: WRK {json} (requests, duration, errors, latency percentiles in microseconds).
 local auth = os.getenv("WRK_AUTH") or ""
@@ -6,6 +6,11 @@ local run = os.getenv("WRK_RUN") or tostring(os.time())
 local wallets = {}
 for w in string.gmatch(os.getenv("WRK_WALLETS") or "", "[^,]+") do wallets[#wallets + 1] = w end
 local n = 0
+-- WRK_DELAY_MS: each connection waits this long before each request (a steady rate: connections x 1000 / delay per second).
+local pause = tonumber(os.getenv("WRK_DELAY_MS") or "0")
+if pause > 0 then
+  function delay() return pause end
+end
 function request()
   n = n + 1
   local body = '{"walletId":"' .. wallets[(n % #wallets) + 1] .. '","amount":1.5,"description":"scale order","merchantName":"Scale Shop"}'

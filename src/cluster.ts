@@ -14,20 +14,22 @@ const DRAIN_MS = 15_000;
 export interface PrimaryOptions {
   workers: number;
   logger: Logger;
-  /** Called with each worker forked (the primary's outbox reader listens to it). */
+  /** Called with each worker forked. */
   onFork?: (worker: Worker) => void;
   /** Called once every worker has exited after SIGTERM/SIGINT, before the primary exits. */
   onStopped?: () => Promise<void>;
-  /** The primary's own metrics, summed with the workers' into every scrape of /metrics. */
+  /** The primary's own metrics, if any, summed with the workers' into every scrape of /metrics. */
   metrics?: Registry;
 }
 
 /**
- * The primary of `npm start` with more than one worker (node:cluster): forks the workers (each a
- * whole gateway on the shared port; the primary hands out connections and reads the outbox for
- * all of them, see src/events/cluster-outbox.ts), restarts one that dies
- * unexpectedly (with backoff), and on SIGTERM/SIGINT passes the signal on to every worker and
- * exits 0 once all of them have drained and exited cleanly (1 if one did not).
+ * The primary of `npm start` with more than one worker (node:cluster): a supervisor only. It
+ * forks the workers, each a whole gateway instance on the shared port (its own pool, subscribers,
+ * outbox reader or NATS consumer, and a bid for the leadership of the background work: the
+ * primary relays no rows and holds no database connection), restarts one that dies unexpectedly
+ * (with backoff), sums the workers' metrics for a scrape, and on SIGTERM/SIGINT passes the signal
+ * on to every worker and exits 0 once all of them have drained and exited cleanly (1 if one did
+ * not). Why a supervisor and not N processes behind a load balancer: docs/ARCHITECTURE.md.
  */
 export function runPrimary({ workers, logger, onFork, onStopped, metrics }: PrimaryOptions): void {
   let stopping = false;

@@ -117,6 +117,18 @@ const settings = z.object({
   GRAPHQL_MAX_COST: z.coerce.number().int().min(10).default(2000),
   GRAPHQL_MAX_COST_ADMIN: z.coerce.number().int().min(10).default(25_000),
   OUTBOX_POLL_INTERVAL_MS: z.coerce.number().int().min(20).max(60_000).default(300),
+  /** NATS with JetStream for the fan-out of events (the leader publishes the outbox once; every instance consumes). Unset: each instance reads PostgreSQL. */
+  NATS_URL: z
+    .string()
+    .regex(/^(nats|tls):\/\/[^\s]+$/, 'must be a nats:// or tls:// URL (several separated by commas)')
+    .optional(),
+  /** The JetStream stream (and the root of its subjects) of this database's events: one per database sharing a NATS server. */
+  NATS_STREAM: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must be 1 to 64 letters, digits, - or _')
+    .default('WALLET_GATEWAY_EVENTS'),
+  /** How often a follower bids for leadership and the leader checks its connection. */
+  LEADER_ELECT_INTERVAL_MS: z.coerce.number().int().min(100).max(60_000).default(2000),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .regex(/^\s*\d+(\s*,\s*\d+)*\s*$/, 'must be a comma-separated list of seconds, e.g. 5,300,1800')

@@ -7,16 +7,14 @@ import { nextSteps, nextStepsText } from './next-steps.js';
 import { openDatabase } from './db/database.js';
 import { createGateway } from './server.js';
 import { runPrimary } from './cluster.js';
-import { OutboxPrimary } from './events/cluster-outbox.js';
-import { OutboxLag } from './observability/outbox-lag.js';
-import { primaryMetrics } from './observability/metrics.js';
 import { shutdownTracing, tracing } from './observability/tracing.js';
 
 /**
  * The gateway process (entered through src/main.ts): configuration → database (migrated) →
  * gateway → signal handling. With more than one worker (`WEB_CONCURRENCY`, by default one per
- * core on a PostgreSQL server) this process is the cluster's primary: it migrates once, then runs
- * the workers (src/cluster.ts), each of which comes back here as a whole gateway on the shared port.
+ * core on a PostgreSQL server) this process is the cluster's primary: it migrates once, then
+ * supervises the workers (src/cluster.ts), each of which comes back here as a whole gateway
+ * instance on the shared port.
  */
 async function main(): Promise<void> {
   let config;
@@ -38,20 +36,10 @@ async function main(): Promise<void> {
     logger.warn({ secrets: config.devSecretsInUse }, 'using built-in development secrets; never do this in production');
   }
   if (cluster.isPrimary && config.webConcurrency > 1) {
+    // Migrations once, before the workers start; then the primary only supervises (no database).
     const migrated = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 1, logger });
     await migrated.close();
-    // One outbox reader for the whole instance: the primary reads and hands each worker its rows.
-    const lag = new OutboxLag();
-    const outbox = new OutboxPrimary({ url: migrated.url, log: logger, pollIntervalMs: config.outboxPollIntervalMs, onRead: (rows) => lag.read(rows) });
-    await outbox.start();
-    runPrimary({
-      workers: config.webConcurrency,
-      logger,
-      onFork: (worker) => outbox.attach(worker),
-      onStopped: () => outbox.close(),
-      // Summed into every scrape of /metrics with the workers' own.
-      metrics: primaryMetrics(() => lag.seconds),
-    });
+    runPrimary({ workers: config.webConcurrency, logger });
     return;
   }
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: config.dbPoolMax, logger });
@@ -89,6 +77,17 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
   process.once('SIGINT', () => void stop('SIGINT'));
+  if (cluster.isWorker) {
+    // The primary died (kill -9, a crash): node:cluster would end this worker at once, cutting
+    // its requests. Instead it drains like on SIGTERM (no new connections come without the
+    // primary) and exits; its leadership, if it held it, passes to another instance.
+    process.prependOnceListener('disconnect', () => {
+      if (stopping) return;
+      if (cluster.worker) cluster.worker.exitedAfterDisconnect = true;
+      logger.warn('the cluster primary is gone; draining and exiting');
+      void stop('primary gone');
+    });
+  }
 }
 
 /**

@@ -16,15 +16,18 @@ export interface Retention {
 export interface MaintenanceResult {
   idempotencyKeys: number;
   rateLimits: number;
+  /** WebSocket connection places whose lease ran out (src/ws/connection-slots.ts). */
+  wsConnections: number;
   events: number;
   webhookDeliveries: number;
   webhookAttempts: number;
 }
 
 /**
- * Periodic housekeeping shared by all instances (each statement is idempotent, so several
- * instances running it is harmless): retention of idempotency records, webhook deliveries (with
- * their attempts) and events, and expired rate-limit counters. Retention deletes in batches by
+ * Periodic housekeeping, run by the elected leader (src/background/leadership.ts; each statement
+ * is idempotent, so a second instance running it during a hand-over is harmless): retention of
+ * idempotency records, webhook deliveries (with their attempts) and events, expired rate-limit
+ * counters and expired WebSocket connection places. Retention deletes in batches by
  * age through BRIN/btree indexes on the creation time. Kept whatever their age: pending webhook
  * deliveries, the events they deliver, each payment request's latest event (its `sequence` goes
  * on from there), and the audit log (never deleted).
@@ -64,6 +67,8 @@ export class Maintenance {
       [this.retention.idempotencyRetentionHours],
     );
     const rateLimits = await count(`delete from rate_limits where expire is not null and expire < ?`, [Date.now() - 60_000]);
+    // WebSocket places (src/ws/connection-slots.ts) whose instance stopped renewing them: they no longer count.
+    const wsConnections = await count(`delete from ws_connections where expires_at < now()`, []);
     // Finished deliveries past their retention, with their attempts, in one transaction.
     const deliveries = await em.transactional(async (tem) => {
       const old = await tem.execute<Array<{ id: string }>>(
@@ -90,7 +95,7 @@ export class Maintenance {
           limit ${RETENTION_BATCH})`,
       [this.retention.eventRetentionDays],
     );
-    return { idempotencyKeys, rateLimits, events, webhookDeliveries: deliveries.deliveries, webhookAttempts: deliveries.attempts };
+    return { idempotencyKeys, rateLimits, wsConnections, events, webhookDeliveries: deliveries.deliveries, webhookAttempts: deliveries.attempts };
   }
 
   stop(): Promise<void> {

@@ -31,6 +31,8 @@ import { startSandbox } from './sandbox/sandbox.js';
 import { LedgerCheckSchedule } from './ledger/ledger-check-schedule.js';
 import { serveWorkerMetrics } from './observability/cluster-metrics.js';
 import { PayoutSchedule } from './settlement/payout-schedule.js';
+import { AdvisoryLeadership, SoleLeadership, type Leadership } from './background/leadership.js';
+import { LeaderWork, type LeaderTask } from './background/leader-work.js';
 
 export interface GatewayOptions {
   config: Config;
@@ -48,6 +50,8 @@ export interface Gateway {
   /** The daily payouts (PAYOUT_CUTOFF in SETTLEMENT_TIMEZONE; PAYOUT_CHECK_INTERVAL_SECONDS=0: not on this instance). */
   readonly payoutSchedule: PayoutSchedule;
   readonly maintenance: Maintenance;
+  /** Whether this instance is the elected leader, which runs the background work (src/background/leadership.ts). */
+  readonly leadership: Leadership;
   readonly ws: GraphqlWs;
   listen(port?: number, host?: string): Promise<string>;
   /**
@@ -69,34 +73,49 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
   const drain = createHttpDrain(server);
   answerMalformedRequests(server);
   await services.eventHub.start();
+  // The background work runs once per database, on the elected leader; every instance sends its
+  // own commits' webhooks at once and serves its own subscribers.
   const sweeper = new BatchSweeper(
     { what: 'expiry', done: 'expired payment requests', batch: (work, size) => services.payments.expireDue(work, size) },
     () => services.works.begin(),
     config.expirySweepIntervalMs,
     logger,
   );
-  sweeper.start();
   const holdSweeper = new BatchSweeper(
     { what: 'hold', done: 'voided expired holds', batch: (work, size) => services.transactions.expireHolds(work, size) },
     () => services.works.begin(),
     config.expirySweepIntervalMs,
     logger,
   );
-  holdSweeper.start();
   services.deliveries.start();
   const maintenance = new Maintenance(services.forkEm, logger, config);
-  maintenance.start();
   const ledgerChecks = new LedgerCheckSchedule(services.forkEm, config.ledgerCheckIntervalSeconds, logger);
-  ledgerChecks.start();
+  // The daily payouts: leader's work like the other schedules (any number of instances may run it:
+  // the database refuses a second payout for a cut-off; the leader runs it once).
   const payoutSchedule = new PayoutSchedule(
     services.payouts,
     () => services.works.begin(),
     { time: config.payoutCutoff, zone: config.settlementTimezone, intervalSeconds: config.payoutCheckIntervalSeconds },
     logger.child({ component: 'payout-schedule' }),
   );
-  payoutSchedule.start();
   serveWorkerMetrics(services.metrics.registry); // a cluster worker: its metrics go into the cluster's sum
   const sandbox = await startSandbox({ config, services, forkEm: services.forkEm, logger }); // development only
+  const loop = (name: string, job: { start(): void; stop(): Promise<void> }): LeaderTask => ({ name, start: () => job.start(), stop: () => job.stop() });
+  const leaderTasks: LeaderTask[] = [
+    loop('expiry sweep', sweeper),
+    loop('hold sweep', holdSweeper),
+    loop('maintenance', maintenance),
+    loop('ledger check', ledgerChecks),
+    loop('payout schedule', payoutSchedule),
+    services.deliveries.leaderTask,
+    ...(services.eventHub.leaderTask ? [services.eventHub.leaderTask] : []),
+    ...(sandbox ? [sandbox.responder] : []),
+  ];
+  const leadership: Leadership = db.embedded
+    ? new SoleLeadership(logger)
+    : new AdvisoryLeadership({ url: db.url, log: logger, intervalMs: config.leaderElectIntervalMs });
+  const leaderWork = new LeaderWork(leadership, leaderTasks, logger);
+  await leadership.start();
   const validationRules = graphqlLimits(config);
   const ws = attachGraphqlWs({ server, schema, config, services, contexts, logger, validationRules });
   const apollo = await createApollo({ schema, config, logger, validationRules });
@@ -147,6 +166,7 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
     holdSweeper,
     payoutSchedule,
     maintenance,
+    leadership,
     ws,
     listen(port = config.port, host = config.host) {
       return new Promise((resolve, reject) => {
@@ -163,7 +183,9 @@ export async function createGateway({ config, db, logger }: GatewayOptions): Pro
       // WebSocket is closed with 1001 (going away); then Apollo and the background work stop.
       await Promise.all([drain.close(8000), ws.dispose()]);
       await apollo.stop();
-      await Promise.all([sweeper.stop(), holdSweeper.stop(), maintenance.stop(), ledgerChecks.stop(), payoutSchedule.stop(), sandbox?.stop(), services.deliveries.stop()]);
+      // The leader's work stops, then the leadership is handed over at once (the others bid now).
+      await leadership.close();
+      await Promise.all([leaderWork.stop(), services.deliveries.stop()]);
       await services.eventHub.close();
     },
   };

@@ -8,10 +8,8 @@ import { PaymentRequestService } from './payment-requests/payment-request.servic
 import { AccountService } from './accounts/account.service.js';
 import { TransactionService } from './transactions/transaction.service.js';
 import { DeveloperService } from './developers/developer.service.js';
-import cluster from 'node:cluster';
-import { EventHub, LocalFeed, type OutboxFeed } from './events/event-hub.js';
-import { InProcessSource, PgListenSource } from './events/event-source.js';
-import { ClusterFeed } from './events/cluster-outbox.js';
+import { EventHub } from './events/event-hub.js';
+import { createOutboxFeed } from './events/feeds.js';
 import { sql } from './db/sql.js';
 import { UnitsOfWork } from './db/unit-of-work.js';
 import { RateLimits } from './rate-limit.js';
@@ -76,24 +74,23 @@ export interface Services {
 /** Builds the services; nothing is started here (see `eventHub.start()`). */
 export function createServices(config: Config, db: Database, logger: Logger): Services {
   const forkEm = (): EntityManager => db.orm.em.fork();
-  // One outbox reader per instance: a cluster worker is fed by its primary (src/events/cluster-outbox.ts,
-  // which reports the reader's lag itself); a lone process reads itself. NOTIFY does not cross
-  // connections of the embedded PostgreSQL: there, one process owns the database and its own
-  // commits wake its reader.
-  const lag = cluster.isWorker ? undefined : new OutboxLag();
-  const feed: OutboxFeed = cluster.isWorker
-    ? new ClusterFeed()
-    : new LocalFeed(
-        (name, text, values) => db.sql.run(sql(name, text), values),
-        db.embedded ? new InProcessSource() : new PgListenSource(db.url, logger),
-        logger,
-        config.outboxPollIntervalMs,
-        (rows) => lag?.read(rows),
-      );
+  // Each process is an instance with its own feed (src/events/feeds.ts): it reads the outbox for
+  // its own subscribers, or, with NATS_URL, takes them from the stream the leader publishes.
+  const lag = new OutboxLag();
+  const feed = createOutboxFeed(
+    config,
+    logger,
+    (name, text, values) => db.sql.run(sql(name, text), values),
+    (rows, reader) => {
+      lag.read(rows);
+      // (Reads begin after the services are built: `metrics` is there by then.)
+      if (reader !== 'marker') metrics.outboxReads.inc({ reader });
+    },
+  );
   // The gauges read the hub and the reader at scrape time, the hub reports each delivery's lag to the histogram.
   const metrics: Metrics = new Metrics({
     subscriptions: () => eventHub.stats.subscriptions,
-    ...(lag ? { outboxLagSeconds: () => lag.seconds } : {}),
+    outboxLagSeconds: () => lag.seconds,
     database: forkEm,
   });
   const eventHub = new EventHub(feed, logger, {

@@ -49,6 +49,18 @@ describe('development', () => {
     expect(() => loadConfig({ WEB_CONCURRENCY: 'many' })).toThrow(ConfigError);
   });
 
+  test('NATS_URL (optional: no NATS by default), NATS_STREAM and LEADER_ELECT_INTERVAL_MS', () => {
+    expect(loadConfig({})).toMatchObject({ natsUrl: undefined, natsStream: 'WALLET_GATEWAY_EVENTS', leaderElectIntervalMs: 2000 });
+    expect(loadConfig({ NATS_URL: 'nats://127.0.0.1:4222,nats://10.0.0.2:4222', NATS_STREAM: 'SHOP_EVENTS' })).toMatchObject({
+      natsUrl: 'nats://127.0.0.1:4222,nats://10.0.0.2:4222',
+      natsStream: 'SHOP_EVENTS',
+    });
+    expect(() => loadConfig({ NATS_URL: 'http://127.0.0.1:4222' })).toThrow(/NATS_URL: must be a nats:\/\/ or tls:\/\/ URL/);
+    // A stream name is part of subjects: no dots, spaces or wildcards.
+    for (const bad of ['a.b', 'a b', 'a>']) expect(() => loadConfig({ NATS_STREAM: bad })).toThrow(/NATS_STREAM: must be 1 to 64 letters/);
+    expect(() => loadConfig({ LEADER_ELECT_INTERVAL_MS: '50' })).toThrow(ConfigError);
+  });
+
   test('an empty environment gives the documented defaults and reports the development secrets in use', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({

@@ -4,26 +4,41 @@ import { detachedFromTrace } from '../observability/tracing.js';
  * A background pass that runs on a wake-up and every `intervalMs` (to cover a missed wake-up):
  * at most one pass runs at a time, a wake-up during a pass causes one more pass, and a pass that
  * says there is more to do (a full batch) is followed at once by another. Failures are reported
- * and the next interval tries again.
+ * and the next interval tries again. The interval may be a function (read before each wait), and
+ * polling may be turned off: the loop then runs on wake-ups only (a follower's webhook worker,
+ * woken by its own commits, while the leader polls).
  */
 export class PollLoop {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  private polling = true;
 
   constructor(
     /** One pass; resolves true when there is more to do right away. */
     private readonly pass: () => Promise<boolean>,
-    private readonly intervalMs: number,
+    private readonly intervalMs: number | (() => number),
     private readonly onError: (err: unknown) => void,
   ) {}
 
-  /** Starts the loop: a first pass now, or only after the interval. */
-  start(opts: { now: boolean }): void {
+  /** Starts the loop: a first pass now, or only after the interval; `poll: false` runs on wake-ups only. */
+  start(opts: { now: boolean; poll?: boolean }): void {
     this.stopped = false;
+    this.polling = opts.poll ?? true;
     if (opts.now) this.wake();
     else this.schedule();
+  }
+
+  /** Turns the interval's passes on or off (wake-ups run passes either way). */
+  setPolling(on: boolean): void {
+    this.polling = on;
+    if (!on && this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    } else if (on && !this.running) {
+      this.schedule();
+    }
   }
 
   /** Something may be there: run a pass soon. */
@@ -47,7 +62,9 @@ export class PollLoop {
   private schedule(): void {
     if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.wake(), this.intervalMs);
+    this.timer = undefined;
+    if (!this.polling) return;
+    this.timer = setTimeout(() => this.wake(), typeof this.intervalMs === 'number' ? this.intervalMs : this.intervalMs());
     this.timer.unref();
   }
 

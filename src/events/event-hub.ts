@@ -4,72 +4,85 @@ import type { Logger } from 'pino';
 import type { Committed } from '../db/unit-of-work.js';
 import { isEventType, walletTopicOf, type EventPayload, type EventType, type WalletEventType } from './events.js';
 import { OutboxReader, type OutboxQuery, type OutboxRow } from './outbox.js';
-import type { Wake, WakeupSource } from './event-source.js';
+import type { LeaderTask } from '../background/leader-work.js';
 
 export type { WalletEventType } from './events.js';
 
 /** Each topic carries the event as merchants receive it; the subscription's resolver reads its subject from it. */
 type Topics = Record<WalletEventType, [userId: string, payload: EventPayload]>;
 
-/** What the hub hears from its feed: outbox rows for its users, and wake-ups for the webhook workers. */
-export interface FeedHandlers {
-  rows(rows: OutboxRow[]): void;
-  deliveries(): void;
-}
-
 /**
- * Where a process's subscribers get the outbox from: its own reader (one process per instance),
- * or the cluster's primary, which reads for all its workers (cluster-outbox.ts).
+ * Where a process's subscribers get the outbox from: its own reader (LocalFeed, below), or, with
+ * NATS, the stream the leader publishes the outbox to (nats.ts, falling back to a reader of its
+ * own while NATS is away).
  */
 export interface OutboxFeed {
-  start(handlers: FeedHandlers): Promise<void>;
-  /** This process committed events (and queued webhook deliveries): read soon, hint the other instances. */
-  committed(deliveries: boolean): void;
-  /** Resolves once the events of `userId` committed from now on will be passed to `rows`. */
+  /** Starts; `deliver` receives the rows of the users watched here, in order per payment request. */
+  start(deliver: (rows: OutboxRow[]) => void): Promise<void>;
+  /**
+   * This process committed events; `read`: some of them were not handed to subscribers here that
+   * want them (an earlier event of the request is still to come, or the writer did not know the
+   * wallet's user), so the feed must bring them.
+   */
+  committed(read: boolean): void;
+  /** Resolves once the events of `userId` committed from now on will be passed to `deliver`. */
   watch(userId: string): Promise<void>;
   /** No subscriber of `userId` is left here. */
   unwatch(userId: string): void;
-  /** Whether wake-ups from other instances arrive (polling works regardless). */
+  /** Whether the feed works (its reads succeed; with NATS, NATS or the fallback reader does). */
   readonly healthy: boolean;
+  /** What the elected leader does for this feed (with NATS: the relay that publishes the outbox). */
+  readonly leaderTask?: LeaderTask;
   close(): Promise<void>;
 }
 
-/** The feed of a process that reads the outbox itself: its OutboxReader, woken by its commits and the instance's hints. */
+/** How often a reader polls while its subscribers are getting events (a read found some for them). */
+export const BUSY_POLL_MS = 25;
+/** How long after the last event for a subscriber here the reader stays at BUSY_POLL_MS. */
+const BUSY_FOR_MS = 1000;
+
+/**
+ * The feed of a process that reads the outbox itself: an OutboxReader over the users that have
+ * subscribers here, started on the first subscriber and idle without one. Events this process
+ * committed reach its own subscribers at commit (EventHub.committed); the reader brings the
+ * others (committed by other instances, or not handed over), polling every BUSY_POLL_MS while its
+ * reads find events for its subscribers and every `idleMs` (OUTBOX_POLL_INTERVAL_MS) otherwise.
+ * No instance hints another: a reader's cost is its poll, the same however many instances commit
+ * and however fast (a hint per commit burst and instance, as before, grew with both), and an event
+ * committed elsewhere reaches a subscriber here within one poll. With NATS, only the leader reads
+ * (nats.ts).
+ */
 export class LocalFeed implements OutboxFeed {
   private readonly users = new Set<string>();
   private readonly reader: OutboxReader;
-  private handlers: FeedHandlers | undefined;
+  private deliver: ((rows: OutboxRow[]) => void) | undefined;
+  private busyUntil = 0;
 
-  constructor(
-    query: OutboxQuery,
-    private readonly source: WakeupSource,
-    log: Logger,
-    pollIntervalMs: number,
-    onRead?: (rows: number) => void,
-  ) {
-    this.reader = new OutboxReader(
+  constructor(query: OutboxQuery, log: Logger, idleMs: number, onRead?: (rows: number) => void) {
+    const busyMs = Math.min(BUSY_POLL_MS, idleMs);
+    this.reader = new OutboxReader({
       query,
       log,
-      pollIntervalMs,
-      (userId) => this.users.has(userId),
-      () => this.users.size > 0,
-      (rows) => this.handlers?.rows(rows),
+      intervalMs: () => (Date.now() < this.busyUntil ? busyMs : idleMs),
+      interested: (userId) => this.users.has(userId),
+      anyInterest: () => this.users.size > 0,
+      deliver: ({ rows }) => {
+        if (rows.length === 0) return;
+        this.busyUntil = Date.now() + BUSY_FOR_MS;
+        this.deliver?.(rows);
+      },
       onRead,
-    );
-  }
-
-  async start(handlers: FeedHandlers): Promise<void> {
-    this.handlers = handlers;
-    this.reader.start();
-    await this.source.start((wake: Wake) => {
-      this.reader.wake();
-      if (wake.deliveries) handlers.deliveries();
     });
   }
 
-  committed(deliveries: boolean): void {
-    this.reader.wake();
-    this.source.hint(deliveries);
+  async start(deliver: (rows: OutboxRow[]) => void): Promise<void> {
+    this.deliver = deliver;
+    this.reader.start();
+  }
+
+  committed(read: boolean): void {
+    // Only when something must come through the reader (an event not handed over here at commit).
+    if (read && this.users.size > 0) this.reader.wake();
   }
 
   watch(userId: string): Promise<void> {
@@ -82,12 +95,11 @@ export class LocalFeed implements OutboxFeed {
   }
 
   get healthy(): boolean {
-    return this.source.healthy;
+    return !this.reader.failing;
   }
 
   async close(): Promise<void> {
     await this.reader.stop();
-    await this.source.close();
   }
 }
 
@@ -125,8 +137,7 @@ export class EventHub {
     private readonly feed: OutboxFeed,
     private readonly log: Logger,
     private readonly options: EventHubOptions = {},
-  ) {
-  }
+  ) {}
 
   /**
    * The pubsub's EventTarget: one listener per subscription on a user's topic. The WebSocket door
@@ -140,15 +151,13 @@ export class EventHub {
   }
 
   async start(): Promise<void> {
-    await this.feed.start({
-      rows: (rows) => this.fromFeed(rows),
-      deliveries: () => this.wakeDeliveries(),
-    });
+    await this.feed.start((rows) => this.fromFeed(rows));
   }
 
   /**
-   * Registers the webhook delivery worker to be woken after a commit (here or on another
-   * instance) that queued webhook deliveries; commits that queued none do not wake it (#10).
+   * Registers the webhook delivery worker to be woken after a commit of this process that queued
+   * webhook deliveries; commits that queued none do not wake it (#10). (Deliveries queued by other
+   * instances are theirs to send; the leader's poll takes what is left.)
    */
   onWake(listener: () => void): () => void {
     this.wakeListeners.add(listener);
@@ -159,7 +168,12 @@ export class EventHub {
     for (const listener of this.wakeListeners) listener();
   }
 
-  /** Whether wake-ups from other instances arrive (the LISTEN connection is up); polling works regardless. */
+  /** The leader's share of the fan-out (the NATS relay), if the feed has one. */
+  get leaderTask(): LeaderTask | undefined {
+    return this.feed.leaderTask;
+  }
+
+  /** Whether the feed works (see OutboxFeed.healthy). */
   get healthy(): boolean {
     return this.feed.healthy;
   }
@@ -230,15 +244,18 @@ export class EventHub {
    * hand them to its own subscribers where order allows, then tell the feed.
    */
   committed(committed: Committed): void {
+    // Whether the feed must bring some of these events to subscribers here (not handed over now).
+    let read = false;
     for (const e of committed.events) {
-      if (e.userId === null || !this.perUser.has(e.userId) || !isEventType(e.type)) continue;
-      if ((this.lastSequence.get(e.subjectId) ?? 0) !== e.sequence - 1) continue; // an earlier one is still to come: the feed brings it in order
-      if (this.publish(e.type, e.userId, e.payload as EventPayload, e.subjectId, e.sequence)) {
+      if (e.userId === null || !this.perUser.has(e.userId) || !isEventType(e.type) || !walletTopicOf(e.type)) continue;
+      if ((this.lastSequence.get(e.subjectId) ?? 0) === e.sequence - 1 && this.publish(e.type, e.userId, e.payload as EventPayload, e.subjectId, e.sequence)) {
         this.handed.set(e.id, e.userId);
         this.stats.handedAtCommit++;
+      } else {
+        read = true; // an earlier one is still to come: the feed brings it in order
       }
     }
-    this.feed.committed(committed.deliveries);
+    if (committed.events.length > 0) this.feed.committed(read);
     if (committed.deliveries) this.wakeDeliveries();
   }
 

@@ -47,8 +47,8 @@ export function serveWorkerMetrics(registry: Registry): void {
       const registry = served;
       if (!registry) return;
       void registry.getMetricsAsJSON().then(
-        (metrics) => process.send?.({ type: PART, id: message.id, metrics }),
-        (err: Error) => process.send?.({ type: PART, id: message.id, error: err.message }),
+        (metrics) => toPrimary({ type: PART, id: message.id, metrics }),
+        (err: Error) => toPrimary({ type: PART, id: message.id, error: err.message }),
       );
     } else if (message?.type === AGGREGATE && typeof message.id === 'number') {
       const pending = waiting.get(message.id);
@@ -82,14 +82,32 @@ export function clusterMetrics(): Promise<string> {
         reject(err);
       },
     });
-    process.send?.({ type: REQUEST, id });
+    if (!toPrimary({ type: REQUEST, id })) {
+      waiting.delete(id);
+      clearTimeout(timer);
+      reject(new Error('the cluster primary is gone'));
+    }
   });
+}
+
+/**
+ * A message to the primary, if it is still there. With a callback, a send that fails (the primary
+ * died meanwhile: EPIPE, a closed channel) is an error of the send, not an 'error' event on the
+ * process (which, unhandled, would end the worker with a stack trace).
+ */
+function toPrimary(message: object): boolean {
+  if (!process.send || !process.connected) return false;
+  try {
+    return process.send(message, undefined, {}, () => undefined);
+  } catch {
+    return false;
+  }
 }
 
 /**
  * In the primary: answers the workers' requests for the aggregate by collecting from `workers()`
  * (those that listen: a worker still starting has no registry to give), plus the primary's `own`
- * metrics (its outbox reader's lag). Fails the request when a worker does not answer in time
+ * metrics if it has any. Fails the request when a worker does not answer in time
  * rather than answering with part of the cluster.
  */
 export function aggregateWorkerMetrics(workers: () => Worker[], own?: Registry): void {
@@ -107,7 +125,7 @@ export function aggregateWorkerMetrics(workers: () => Worker[], own?: Registry):
       settled = true;
       clearTimeout(timer);
       cluster.off('message', onPart);
-      if (asking.isConnected()) asking.send({ type: AGGREGATE, id: message.id, ...reply });
+      if (asking.isConnected()) asking.send({ type: AGGREGATE, id: message.id, ...reply }, () => undefined);
     };
     const onPart = (from: Worker, part: Message): void => {
       if (part?.type !== PART || part.id !== ask || !targets.includes(from)) return;
@@ -123,6 +141,6 @@ export function aggregateWorkerMetrics(workers: () => Worker[], own?: Registry):
     timer.unref();
     cluster.on('message', onPart);
     if (targets.length === 0) return answer({ text: '' });
-    for (const w of targets) w.send({ type: COLLECT, id: ask });
+    for (const w of targets) w.send({ type: COLLECT, id: ask }, () => undefined);
   });
 }

@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export interface MetricsSources {
   /** Open GraphQL subscriptions on this instance. */
   subscriptions: () => number;
-  /** Seconds since this process's outbox reader last read everything committed (none in a cluster worker). */
+  /** Seconds since this process's outbox reader (or, with NATS, the leader's relay) last read everything committed. */
   outboxLagSeconds?: () => number;
   /** A fresh EntityManager, for the gauges read from the database at scrape time. */
   database?: () => EntityManager;
@@ -23,13 +23,6 @@ export function outboxLagGauge(registry: Registry, seconds: () => number): Gauge
       this.set(seconds());
     },
   });
-}
-
-/** The cluster primary's own metrics (it reads the outbox for its workers): the reader's lag. */
-export function primaryMetrics(outboxLagSeconds: () => number): Registry {
-  const registry = new Registry();
-  outboxLagGauge(registry, outboxLagSeconds);
-  return registry;
 }
 
 /** The database-derived figures of one scrape (one statement). */
@@ -99,6 +92,14 @@ export class Metrics {
     name: 'event_delivery_lag_seconds',
     help: 'Time from an event being published (inside its transaction) to its delivery to subscribers here.',
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+    registers: [this.registry],
+  });
+
+  /** Outbox reads (each one statement): an instance's own reader, the NATS relay (the leader's), or a reader standing in while NATS is away. */
+  readonly outboxReads = new Counter({
+    name: 'outbox_reads_total',
+    help: 'Reads of the outbox by reader: instance (its own subscribers), relay (the leader, for NATS), fallback (while NATS does not carry the events).',
+    labelNames: ['reader'] as const,
     registers: [this.registry],
   });
 

@@ -6,14 +6,16 @@ import { AppError } from '../errors.js';
 import { describeTestWallets, ensureTestWallets, type TestWallet } from './test-wallets.js';
 import { TestWalletResponder } from './test-wallet-responder.js';
 import { createSandboxPages, type SandboxPages } from './pages.js';
+import type { LeaderTask } from '../background/leader-work.js';
 
-/** The development sandbox of one gateway instance: its test wallets (with their responder) and its pages. */
+/** The development sandbox of one gateway instance: its test wallets, their responder (run by the leader) and its pages. */
 export interface Sandbox {
   /** Empty when SANDBOX_TEST_WALLETS=false. */
   readonly wallets: readonly TestWallet[];
   /** The wallet-app page, its sign-in and GraphiQL. */
   readonly pages: SandboxPages;
-  stop(): Promise<void>;
+  /** The test wallets' answers: one responder per database, on the elected leader (src/background/leadership.ts). */
+  readonly responder: LeaderTask;
 }
 
 export interface SandboxOptions {
@@ -31,26 +33,41 @@ export interface SandboxOptions {
 export async function startSandbox({ config, services, forkEm, logger }: SandboxOptions): Promise<Sandbox | undefined> {
   if (config.appEnv === 'production') return undefined;
   const pages = createSandboxPages(config, services);
-  if (!config.sandboxTestWallets) return { wallets: [], pages, stop: async () => undefined };
+  const idle: LeaderTask = { name: 'test wallets', start: () => undefined, stop: async () => undefined };
+  if (!config.sandboxTestWallets) return { wallets: [], pages, responder: idle };
   const log = logger.child({ component: 'sandbox' });
-  const responder = new TestWalletResponder(services, forkEm, log, config.sandboxDelayMs);
   let wallets: TestWallet[] = [];
   try {
     wallets = await ensureTestWallets(() => services.works.begin(), { accounts: services.accounts, consent: services.consent, keySigningSecret: config.keySigningSecret }, log);
     for (const w of wallets) if (w.outcome === 'expire_soon') services.payments.setSandboxLifetime(w.walletId, config.sandboxShortTtlSeconds);
-    await responder.start(wallets);
     log.info({ testWallets: wallets.map((w) => w.username), delayMs: config.sandboxDelayMs }, 'test wallets ready');
   } catch (err) {
     // A development convenience never keeps the gateway from starting.
-    await responder.stop();
-    wallets = [];
     log.error({ err }, 'test wallets unavailable; the gateway runs without them');
+    return { wallets: [], pages, responder: idle };
   }
-  return {
-    wallets,
-    pages,
-    stop: () => responder.stop(),
+  // A responder per term of leadership (each answers through the hub; one stopped is not restarted).
+  let responder: TestWalletResponder | undefined;
+  const task: LeaderTask = {
+    name: 'test wallets',
+    async start() {
+      const current = new TestWalletResponder(services, forkEm, log, config.sandboxDelayMs);
+      responder = current;
+      try {
+        await current.start(wallets);
+      } catch (err) {
+        await current.stop();
+        if (responder === current) responder = undefined;
+        log.error({ err }, 'test wallets cannot answer; the gateway runs without their answers');
+      }
+    },
+    async stop() {
+      const current = responder;
+      responder = undefined;
+      await current?.stop();
+    },
   };
+  return { wallets, pages, responder: task };
 }
 
 /**

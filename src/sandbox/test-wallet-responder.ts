@@ -19,8 +19,9 @@ const EXPECTED_CODES: ReadonlySet<string> = new Set([
  * therefore the same state machine, events and webhooks) as a person's answer in the app.
  *
  * Requests arrive through this instance's EventHub (as they would reach the app), plus a
- * catch-up at start for requests created while no instance was running. With several instances
- * every one of them answers; the state machine lets exactly one answer win, the others meet
+ * catch-up at start for requests still pending (created while no leader answered). It runs on the
+ * elected leader only (src/sandbox/sandbox.ts); should two answer one request anyway (a leader
+ * handing over), the state machine lets exactly one answer win, the other meets
  * PAYMENT_REQUEST_NOT_PENDING, which is expected and logged at debug level only.
  */
 export class TestWalletResponder {

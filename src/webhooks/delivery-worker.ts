@@ -6,6 +6,7 @@ import type { SecretBox } from './secret-box.js';
 import { webhookHeaders } from './signing.js';
 import { WEBHOOK_USER_AGENT, postWebhook, webhookPostOptions, type PostOutcome } from './http-post.js';
 import { PollLoop } from '../background/poll-loop.js';
+import type { LeaderTask } from '../background/leader-work.js';
 import { tracing, webhookSpan } from '../observability/tracing.js';
 
 /** A claimed delivery with everything its POST needs. */
@@ -43,7 +44,11 @@ export function retryDelaySeconds(schedule: readonly number[], n: number, random
 }
 
 /**
- * Delivers webhooks; one runs in every instance. It claims due deliveries with
+ * Delivers webhooks; one runs in every instance, woken by that instance's own commits that queued
+ * deliveries (so a delivery goes out at once from the instance that committed its event), and
+ * the elected leader's also polls every WEBHOOK_POLL_INTERVAL_MS (`leaderTask`): retries as they
+ * fall due, deliveries whose lease lapsed (an instance died mid-send) and ones that waited for an
+ * earlier event of their request. It claims due deliveries with
  * `FOR UPDATE SKIP LOCKED` and a lease (so two instances never send the same delivery at once,
  * and a crash mid-delivery lets another instance send it again, with the same webhook-id, once
  * the lease lapses), POSTs them signed (Standard Webhooks), and records each attempt. A delivery
@@ -67,9 +72,20 @@ export class DeliveryWorker {
     );
   }
 
+  /** Starts on wake-ups only (a first pass now); the leader's polling is `leaderTask`. */
   start(): void {
-    this.poll.start({ now: true });
+    this.poll.start({ now: true, poll: false });
   }
+
+  /** The leader's share: polling for due deliveries, whoever queued them. */
+  readonly leaderTask: LeaderTask = {
+    name: 'webhook delivery poll',
+    start: () => {
+      this.poll.setPolling(true);
+      this.poll.wake();
+    },
+    stop: async () => this.poll.setPolling(false),
+  };
 
   /** Deliveries may be due: look now (after a commit that wrote events, or on the poll). */
   wake(): void {

@@ -95,19 +95,20 @@ export class ConnectionSlots {
   }
 
   /**
-   * Renews every place of this instance (one statement), forgets expired places of any
-   * instance, and claims again the places whose rows are gone; a socket that cannot have its
+   * Renews every place of this instance (one statement) and claims again the places whose rows are gone; a socket that cannot have its
    * place back is closed through its `onLost`.
    */
   async renew(): Promise<void> {
     // Only places claimed before the renewal starts: a claim committing meanwhile is not missing.
     const before = [...this.held];
+    // An instance without sockets has nothing to renew (expired places of every instance are the
+    // leader's maintenance, src/maintenance.ts).
+    if (before.length === 0) return;
     const em = this.forkEm();
     const rows = await em.execute<Array<{ id: string }>>(
       `update ws_connections set expires_at = now() + make_interval(secs => ?) where instance_id = ? returning id`,
       [this.opts.leaseMs / 1000, this.instanceId],
     );
-    await em.execute('delete from ws_connections where expires_at < now()');
     const renewed = new Set(rows.map((r) => r.id));
     for (const [id, { slot, onLost }] of before) {
       if (renewed.has(id) || !this.held.has(id)) continue;
@@ -147,3 +148,4 @@ export class ConnectionSlots {
     });
   }
 }
+

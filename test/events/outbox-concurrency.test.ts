@@ -1,4 +1,4 @@
-// The outbox reader's cursor (src/events/outbox.ts, the snapshot difference) under many
+// The outbox reader's cursor (src/events/outbox-reader.ts, the snapshot difference) under many
 // transactions on a real PostgreSQL server that commit in an order unlike the one they began in,
 // while a reader reads between and during the commits in small pages: every event is handed over
 // exactly once, none is skipped, none is handed over before its transaction committed.
@@ -22,16 +22,15 @@ describeOnServer('the outbox cursor under concurrent commits', 'concurrent trans
   /** A reader of every user's rows, in pages of `batch`; reads only when told to. */
   function reader(batch: number) {
     const got: OutboxRow[] = [];
-    const r = new OutboxReader(
-      (name, text, values) => app.db.sql.run(sql(name, text), values),
-      pino({ level: 'silent' }),
-      3_600_000,
-      () => true,
-      () => true,
-      (rows) => got.push(...rows),
-      undefined,
+    const r = new OutboxReader({
+      query: (name, text, values) => app.db.sql.run(sql(name, text), values),
+      log: pino({ level: 'silent' }),
+      intervalMs: 3_600_000,
+      interested: () => true,
+      anyInterest: () => true,
+      deliver: ({ rows }) => void got.push(...rows),
       batch,
-    );
+    });
     /**
      * Reads until everything committed before the call was handed over: the batch under way (its
      * pages all belong to a snapshot that may predate the call), then one more batch, whose

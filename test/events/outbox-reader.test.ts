@@ -4,10 +4,9 @@ import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { describeOnServer } from '../helpers/db.js';
 import { requestPayment } from '../helpers/payments.js';
 import { sql } from '../../src/db/sql.js';
-import { OutboxReader, type OutboxRow } from '../../src/events/outbox.js';
+import { OutboxReader, inSubjectOrder, type OutboxRow } from '../../src/events/outbox.js';
 import { settledHorizon } from '../../src/events/event.service.js';
-import { PgListenSource, EVENTS_CHANNEL } from '../../src/events/event-source.js';
-import { sleep, poll } from '../helpers/expect.js';
+import { poll } from '../helpers/expect.js';
 
 let app: TestApp;
 useTestApp({}, (x) => ({ app } = x));
@@ -18,16 +17,16 @@ const silent = pino({ level: 'silent' });
 function reader(batch: number) {
   const got: OutboxRow[] = [];
   let reads = 0;
-  const r = new OutboxReader(
-    (name, text, values) => app.db.sql.run(sql(name, text), values),
-    silent,
-    60_000,
-    () => true,
-    () => true,
-    (rows) => got.push(...rows),
-    () => reads++,
+  const r = new OutboxReader({
+    query: (name, text, values) => app.db.sql.run(sql(name, text), values),
+    log: silent,
+    intervalMs: 60_000,
+    interested: () => true,
+    anyInterest: () => true,
+    deliver: ({ rows }) => void got.push(...rows),
+    onRead: () => reads++,
     batch,
-  );
+  });
   /** Reads until a read comes back short (everything visible now was handed over). */
   const drain = async () => {
     while (await r.readOnce());
@@ -58,6 +57,12 @@ test('a batch is what committed since the last one: every row once, in pages of 
   expect(got.slice(after).filter((row) => row.userId === user.userId).map((row) => row.subjectId)).toEqual([last]);
   expect(mine[0]).toMatchObject({ type: 'payment_request.created', sequence: 1 });
   expect(JSON.parse(mine[0]!.payload)).toMatchObject({ type: 'payment_request.created', data: { paymentRequest: { id: ids[0] } } });
+});
+
+test('inSubjectOrder puts each subject\'s rows in sequence order in the places its rows take, others stay', () => {
+  const row = (subjectId: string, sequence: number) => ({ subjectId, sequence });
+  expect(inSubjectOrder([row('a', 3), row('b', 1), row('a', 2), row('c', 5), row('a', 4)])).toEqual([row('a', 2), row('b', 1), row('a', 3), row('c', 5), row('a', 4)]);
+  expect(inSubjectOrder([])).toEqual([]);
 });
 
 describeOnServer('the outbox across transactions and instances', 'a held transaction and a second connection exist on a server only (the embedded database is one session)', () => {
@@ -144,31 +149,38 @@ describeOnServer('the outbox across transactions and instances', 'a held transac
     expect(await listed()).toContain(third);
   });
 
-  test('hints are debounced: a burst of commits costs one NOTIFY, and an instance ignores its own', async () => {
-    const source = new PgListenSource(app.database.url!, silent, 20);
-    const listener = new pg.Client({ connectionString: app.database.url! });
-    await listener.connect();
-    const heard: string[] = [];
-    listener.on('notification', (m) => heard.push(m.payload ?? ''));
-    await listener.query(`LISTEN ${EVENTS_CHANNEL}`);
-    let ownWakes = 0;
-    await source.start(() => ownWakes++);
-    const wokenAtStart = ownWakes; // (a fresh connection wakes its instance once)
+  test('two events of one request whose transactions took their xids in the other order are handed over in sequence order', async () => {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 100 });
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    const { r, got, drain } = reader(100);
+    await r.attach();
+    const [early, late] = [new pg.Client({ connectionString: app.database.url! }), new pg.Client({ connectionString: app.database.url! })];
+    await early.connect();
+    await late.connect();
+    const insert = (c: pg.Client, sequence: number) =>
+      c.query(
+        `insert into events (id, type, subject_id, developer_id, payment_request_id, user_id, sequence, payload, created_at)
+         values ($1, 'payment_request.cancelled', $3::text, $2, $3::uuid, $5, $4, json_build_object('id', $1::text), now())`,
+        [`evt_xidorder${sequence}${id.replace(/-/g, '').slice(0, 12)}`, dev.developerId, id, sequence, user.userId],
+      );
     try {
-      for (let i = 0; i < 100; i++) source.hint(i === 50);
-      const deadline = Date.now() + 5000;
-      while (heard.length === 0 && Date.now() < deadline) await sleep(10);
-      await sleep(100);
-      expect(source.stats.notifies).toBe(1);
-      expect(heard).toEqual(['deliveries']);
-      expect(ownWakes).toBe(wokenAtStart);
-      source.hint(false);
-      while (heard.length === 1 && Date.now() < deadline + 5000) await sleep(10);
-      expect(heard).toEqual(['deliveries', '']);
-      expect(source.stats.notifies).toBe(2);
+      // The transaction that writes the later event takes its xid first (as one whose first statement
+      // claims an Idempotency-Key does, before it waits for the request's row lock).
+      await late.query('begin');
+      await late.query('select pg_current_xact_id()');
+      await early.query('begin');
+      await early.query('select pg_current_xact_id()');
+      await insert(early, 2);
+      await early.query('commit');
+      await insert(late, 3);
+      await late.query('commit');
+      await drain();
+      expect(got.filter((row) => row.subjectId === id).map((row) => row.sequence)).toEqual([2, 3]);
     } finally {
-      await source.close();
-      await listener.end();
+      await early.end();
+      await late.end();
     }
   });
 });

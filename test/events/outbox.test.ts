@@ -227,7 +227,7 @@ test('the committing process hands its own subscribers their events at commit, o
 
 // A held transaction and a LISTEN connection to cut exist on a PostgreSQL server only (the
 // embedded database is one session).
-describeOnServer('ordering and outages of the outbox', 'a held transaction and a LISTEN connection to cut exist on a server only (the embedded database is one session)', () => {
+describeOnServer('ordering and instances of the outbox', 'a held transaction and a second instance with its own connections exist on a server only (the embedded database is one session)', () => {
 
   test('a transaction that commits late with a lower position is still delivered to subscribers', async () => {
     const f = factories(app);
@@ -290,7 +290,7 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
     await client.dispose();
   });
 
-  test('events committed while the LISTEN connection is down still reach subscribers (the poll covers it)', async () => {
+  test('an event committed by another instance reaches a subscriber here through this instance\'s own poll (no instance hints another)', async () => {
     const f = factories(app);
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
@@ -298,12 +298,20 @@ describeOnServer('ordering and outages of the outbox', 'a held transaction and a
     const before = app.gateway.services.eventHub.stats.subscriptions;
     const sub = subscribe(client, REQUESTED);
     await untilSubscribed(app.gateway.services.eventHub, before + 1);
-    const em = app.db.orm.em.fork();
-    await em.execute(
-      `select pg_terminate_backend(pid) from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-events'`,
-    );
-    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-    expect((await sub.next(3000)).paymentRequested).toEqual({ id, status: 'PENDING' });
+    const other = await startSecondInstance(app);
+    try {
+      const fromFeed = app.gateway.services.eventHub.stats.fromFeed;
+      const id = await requestPayment(other.baseUrl, dev.secretKey, user.walletId, 1);
+      expect((await sub.next(3000)).paymentRequested).toEqual({ id, status: 'PENDING' });
+      expect(app.gateway.services.eventHub.stats.fromFeed).toBe(fromFeed + 1);
+      // No connection of either instance LISTENs: the reader's poll brought it.
+      const listening = await app.db.orm.em.fork().execute<Array<{ n: number }>>(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and query ilike 'listen wallet_gateway_events%'`,
+      );
+      expect(listening[0]!.n).toBe(0);
+    } finally {
+      await other.close();
+    }
     sub.dispose();
     await client.dispose();
   });

@@ -153,23 +153,24 @@ test('cross-instance the other way round: subscribed on the second instance, cre
   }
 });
 
-// Only a PostgreSQL server has a LISTEN connection that can be cut; the embedded database
-// wakes its readers in-process through the commit hook instead (see src/events/event-source.ts).
-describeOnServer('the LISTEN connection', 'only a server has a LISTEN connection to cut (the embedded database wakes its readers through a commit hook)', () => {
-  test('re-establishes itself after the database drops it', async () => {
+// Only a PostgreSQL server has a leadership connection that can be cut; the embedded database
+// belongs to one process, which leads from start to close (src/background/leadership.ts).
+describeOnServer('the leadership connection', 'only a server has a leadership connection to cut (the embedded database belongs to one process)', () => {
+  test('re-establishes itself after the database drops it; the instance leads again and its subscribers keep receiving events', async () => {
     const f = factories(app);
     const dev = await f.developer();
     const user = await f.user({ balance: 100 });
     const em = app.db.orm.em.fork();
     const from = app.logs.length;
+    expect(app.gateway.leadership.isLeader).toBe(true);
     const killed = await em.execute<Array<{ pid: number }>>(
-      `select pg_terminate_backend(pid) as ok, pid from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-events'`,
+      `select pg_terminate_backend(pid) as ok, pid from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-leadership'`,
     );
-    expect(killed.length).toBeGreaterThanOrEqual(1);
-    // The source logs losing the connection and, once it listens again, reconnecting.
+    expect(killed.length).toBe(1);
+    // The instance logs losing the connection (and its leadership) and, once connected again, leads again.
     const logged = (text: string) => app.logs.slice(from).some((line) => line.includes(text));
-    await until(() => logged('event listener lost its connection') && logged('event listener reconnected'), 10_000, 'the listener logged losing its connection and reconnecting');
-    expect({ lost: logged('event listener lost its connection'), reconnected: logged('event listener reconnected') }).toEqual({ lost: true, reconnected: true });
+    await until(() => logged('leadership connection lost') && logged('leadership connection re-established') && app.gateway.leadership.isLeader, 10_000, 'the instance to lead again');
+    expect({ lost: logged('no longer the leader'), elected: logged('elected leader') }).toEqual({ lost: true, elected: true });
     expect(app.gateway.services.eventHub.healthy).toBe(true);
     const client = wsClient(app.baseUrl, user.token);
     const before = app.gateway.services.eventHub.stats.subscriptions;

@@ -6,9 +6,11 @@ import { subscribe } from '../helpers/ws.js';
 import { seed, spawnGateway } from './gateway-process.js';
 import { poll } from '../helpers/expect.js';
 
-// #10: `npm start` with WEB_CONCURRENCY=2 runs two workers on one port (node:cluster). Workers are
-// told apart by X-Worker (development only). A subscriber on one worker receives the event of a
-// create made through the other; SIGTERM to the primary drains both and exits 0.
+// #10, #32: `npm start` with WEB_CONCURRENCY=2 runs two workers on one port (node:cluster), each a
+// whole instance; the primary only supervises. Workers are told apart by X-Worker (development
+// only). A subscriber on one worker receives the event of a create made through the other;
+// SIGTERM to the primary drains both and exits 0; a primary killed leaves no worker behind and no
+// stack trace; a worker killed is replaced, and the leadership stays with one of them.
 describeOnServer('the real process with two workers', 'spawns the gateway on DATABASE_URL; the embedded database belongs to one process', () => {
   let database: TestDatabase;
   beforeAll(async () => {
@@ -119,15 +121,14 @@ describeOnServer('the real process with two workers', 'spawns the gateway on DAT
       const event = await sub.next(10_000);
       expect(event.paymentRequested).toEqual({ id: JSON.parse(created.text).paymentRequestId, description: 'across workers' });
       expect(sub.errors).toEqual([]);
-      // One outbox reader and one LISTEN connection for the instance, however many workers (#17): the primary reads for both.
-      const readers = await database.db.orm.em.fork().execute<Array<{ name: string; n: number }>>(
+      // Each worker is an instance: its own leadership connection (no outbox reader or LISTEN
+      // connection in a primary: the primary holds no database connection), and one of them leads.
+      const sessions = await database.db.orm.em.fork().execute<Array<{ name: string; n: number }>>(
         `select application_name as name, count(*)::int as n from pg_stat_activity
-          where datname = current_database() and application_name in ('wallet-gateway-events', 'wallet-gateway-outbox') group by 1 order by 1`,
+          where datname = current_database() and application_name like 'wallet-gateway-%' group by 1 order by 1`,
       );
-      expect(readers).toEqual([
-        { name: 'wallet-gateway-events', n: 1 },
-        { name: 'wallet-gateway-outbox', n: 1 },
-      ]);
+      expect(sessions).toEqual([{ name: 'wallet-gateway-leadership', n: 2 }]);
+      expect(gateway.lines.filter((l) => l.includes('"elected leader')).length).toBe(1);
 
       gateway.child.kill('SIGTERM');
       const { code } = await gateway.exited;
@@ -140,4 +141,71 @@ describeOnServer('the real process with two workers', 'spawns the gateway on DAT
       for (const agent of agents) agent.destroy();
     }
   }, 240_000);
+
+  /** Every line the processes wrote is a JSON log line (no stack trace, no plain-text crash). */
+  const allJson = (lines: string[]) =>
+    lines.filter((l) => {
+      try {
+        JSON.parse(l);
+        return false;
+      } catch {
+        return l.trim() !== '';
+      }
+    });
+
+  test('the primary killed: its workers drain and exit on their own, without a stack trace; the leadership is let go', async () => {
+    const gateway = await spawnGateway(database.url!, { WEB_CONCURRENCY: '2', LOG_LEVEL: 'info' });
+    const workers = () => gateway.lines.flatMap((l) => (l.includes('"wallet gateway listening"') ? [JSON.parse(l).pid as number] : []));
+    try {
+      await until('both workers listening', () => (workers().length >= 2 ? true : undefined));
+      await until('a leader', () => (gateway.lines.some((l) => l.includes('"elected leader')) ? true : undefined));
+      gateway.child.kill('SIGKILL');
+      await gateway.exited;
+      for (const pid of workers()) await until(`worker ${pid} gone`, () => (alive(pid) ? undefined : true));
+      expect(gateway.lines.filter((l) => l.includes('the cluster primary is gone; draining and exiting')).length).toBe(2);
+      expect(allJson(gateway.lines)).toEqual([]);
+      expect(gateway.lines.filter((l) => JSON.parse(l).level >= 50)).toEqual([]);
+      // Their sessions ended with them (the server notices a closed socket at once; pg_stat_activity
+      // may show it a moment longer): the advisory lock is free for the next instance.
+      const sessions = async () =>
+        (
+          await database.db.orm.em
+            .fork()
+            .execute<Array<{ n: number }>>(`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'wallet-gateway-leadership'`)
+        )[0]!.n;
+      await until('the leadership sessions gone', async () => ((await sessions()) === 0 ? true : undefined));
+    } finally {
+      for (const pid of workers()) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 120_000);
+
+  test('a worker killed is replaced; exactly one worker leads before and after, and the survivor goes on serving', async () => {
+    const gateway = await spawnGateway(database.url!, { WEB_CONCURRENCY: '2', LOG_LEVEL: 'info', LEADER_ELECT_INTERVAL_MS: '300' });
+    const leaders = async () =>
+      (
+        await database.db.orm.em.fork().execute<Array<{ pid: number }>>(
+          `select a.pid from pg_locks l join pg_stat_activity a on a.pid = l.pid
+            where l.locktype = 'advisory' and l.granted and a.datname = current_database() and a.application_name = 'wallet-gateway-leadership'`,
+        )
+      ).length;
+    const listening = () => gateway.lines.flatMap((l) => (l.includes('"wallet gateway listening"') ? [JSON.parse(l).pid as number] : []));
+    const electedPids = () => gateway.lines.flatMap((l) => (l.includes('"elected leader') ? [JSON.parse(l).pid as number] : []));
+    try {
+      await until('both workers listening', () => (listening().length >= 2 ? true : undefined));
+      await until('one leader', async () => ((await leaders()) === 1 ? true : undefined));
+      const leader = electedPids()[0]!;
+      process.kill(leader, 'SIGKILL');
+      await until('a replacement worker listening', () => (listening().length >= 3 ? true : undefined));
+      await until('a new leader', () => (electedPids().length >= 2 ? true : undefined));
+      expect(electedPids()[1]).not.toBe(leader);
+      expect(await leaders()).toBe(1);
+      expect((await fetch(`${gateway.baseUrl}/readyz`)).status).toBe(200);
+      expect(gateway.lines.some((l) => l.includes('worker exited unexpectedly; restarting'))).toBe(true);
+      expect(allJson(gateway.lines)).toEqual([]);
+      gateway.child.kill('SIGTERM');
+      expect((await gateway.exited).code).toBe(0);
+    } finally {
+      if (gateway.child.exitCode === null) gateway.child.kill('SIGKILL');
+    }
+  }, 120_000);
 });

@@ -2658,8 +2658,9 @@ export interface components {
             /** @enum {string} */
             status: "ready";
             /**
-             * @description Whether real-time notifications to the wallet app are flowing (`connected`) or their
-             *     database listener is reconnecting. Calls are served either way.
+             * @description Whether real-time notifications to the wallet app are flowing (`connected`) or this
+             *     instance's feed of events cannot read them now (its outbox reads fail, or, with NATS,
+             *     neither NATS nor its fallback reads carry them): `reconnecting`. Calls are served either way.
              * @enum {string}
              */
             events?: "connected" | "reconnecting";
