@@ -176,10 +176,21 @@ export class ConsentService {
   async changePin(em: EntityManager, userId: string, currentPin: string, newPin: string): Promise<boolean> {
     const current = requirePin(currentPin, 'currentPin');
     const next = requirePin(newPin, 'newPin');
+    const walletId = await this.confirmOwner(em, userId, current);
+    await em.execute(SET_PIN_SQL.replaceAll(/\$\d/g, '?'), [walletId, await this.hashPin(next)]);
+    return true;
+  }
+
+  /**
+   * The one check before any change to how a wallet approves (a new PIN, a passkey added or
+   * removed, SPEC §16): the owner's current PIN, verified like an approval's (counted toward the
+   * lock; VERIFICATION_FAILED / VERIFICATION_LOCKED). `pin` must already be 4-6 digits. Returns
+   * the wallet's id; NOT_FOUND when the user has no wallet.
+   */
+  async confirmOwner(em: EntityManager, userId: string, pin: string): Promise<string> {
     const [wallet] = await em.execute<Array<{ id: string }>>('select id from wallets where user_id = ?', [userId]);
     if (!wallet) throw notFound('Wallet not found');
-    await this.verify(em, { userId, walletId: wallet.id }, null, { method: 'pin', pin: current });
-    await em.execute(SET_PIN_SQL.replaceAll(/\$\d/g, '?'), [wallet.id, await this.hashPin(next)]);
-    return true;
+    await this.verify(em, { userId, walletId: wallet.id }, null, { method: 'pin', pin });
+    return wallet.id;
   }
 }

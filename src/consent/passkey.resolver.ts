@@ -2,15 +2,22 @@ import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphq
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { Context } from '../context.js';
 import type { PasskeyService } from './passkey.service.js';
+import type { ConsentService } from './consent.service.js';
+import { requirePin } from './pin.js';
+import { requireUuid } from '../uuid.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { PasskeyView } from './passkey.types.js';
 
-/** The wallet app's passkeys (user token): enrolment, listing, removal and approval challenges. */
+/**
+ * The wallet app's passkeys (user token): enrolment, listing, removal and approval challenges.
+ * Enrolment and removal change how the wallet approves, so both need the PIN first (SPEC §16).
+ */
 @Resolver()
 export class PasskeyResolver {
   constructor(
     private readonly passkeys: PasskeyService,
+    private readonly consent: ConsentService,
   ) {}
 
   @Authorized(Role.USER)
@@ -22,9 +29,14 @@ export class PasskeyResolver {
   @Authorized(Role.USER)
   @Mutation(() => GraphQLJSONObject, {
     description:
-      'Wallet app (user token): WebAuthn creation options for navigator.credentials.create (JSON, base64url fields), with a single-use challenge valid for 5 minutes.',
+      'Wallet app (user token): WebAuthn creation options for navigator.credentials.create (JSON, base64url fields), with a single-use challenge valid for 5 minutes, issued only after my transaction PIN verified (counted toward the lock like an approval: VERIFICATION_FAILED / VERIFICATION_LOCKED). registerPasskey accepts only a challenge issued here.',
   })
-  async passkeyRegistrationOptions(@Ctx() ctx: Context, @CurrentUser() me: User): Promise<Record<string, unknown>> {
+  async passkeyRegistrationOptions(
+    @Arg('pin', () => String, { description: 'My transaction PIN (4 to 6 digits).' }) pin: string,
+    @Ctx() ctx: Context,
+    @CurrentUser() me: User,
+  ): Promise<Record<string, unknown>> {
+    await this.consent.confirmOwner(ctx.work.em, me.userId, requirePin(pin));
     return this.passkeys.registrationOptions(ctx.work.em, me.userId);
   }
 
@@ -42,8 +54,18 @@ export class PasskeyResolver {
   }
 
   @Authorized(Role.USER)
-  @Mutation(() => Boolean, { description: 'Wallet app (user token): remove one of my passkeys.' })
-  async removePasskey(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() me: User): Promise<boolean> {
+  @Mutation(() => Boolean, {
+    description:
+      'Wallet app (user token): remove one of my passkeys, after my transaction PIN verified (counted toward the lock like an approval: VERIFICATION_FAILED / VERIFICATION_LOCKED).',
+  })
+  async removePasskey(
+    @Arg('id', () => ID) id: string,
+    @Arg('pin', () => String, { description: 'My transaction PIN (4 to 6 digits).' }) pin: string,
+    @Ctx() ctx: Context,
+    @CurrentUser() me: User,
+  ): Promise<boolean> {
+    requireUuid(id);
+    await this.consent.confirmOwner(ctx.work.em, me.userId, requirePin(pin));
     return this.passkeys.remove(ctx.work.em, me.userId, id);
   }
 

@@ -4,7 +4,7 @@
  * one (test/helpers/webauthn.ts) with a real P-256 key: every signature here is checked by the
  * gateway as a phone's would be.
  */
-import { useTestApp, gql, http, type FileFixture, type TestApp } from '../helpers/app.js';
+import { useTestApp, gql, http, TEST_PIN, type FileFixture, type TestApp } from '../helpers/app.js';
 import { balances, requestPayment, statusOf } from '../helpers/payments.js';
 import { SoftPasskey, type AssertionResponse } from '../helpers/webauthn.js';
 import { UUID_RE } from '../helpers/expect.js';
@@ -19,16 +19,16 @@ useTestApp({ env: ENV, developer: true }, (x) => ({ app, f, token: sk } = x));
 
 type User = Awaited<ReturnType<FileFixture['f']['user']>>;
 
-const REGISTRATION_OPTIONS = 'mutation { passkeyRegistrationOptions }';
+const REGISTRATION_OPTIONS = 'mutation($pin: String!) { passkeyRegistrationOptions(pin: $pin) }';
 const REGISTER = 'mutation($response: JSONObject!, $name: String) { registerPasskey(response: $response, name: $name) { id name createdAt lastUsedAt } }';
 const MY_PASSKEYS = '{ myPasskeys { id name createdAt lastUsedAt } }';
-const REMOVE = 'mutation($id: ID!) { removePasskey(id: $id) }';
+const REMOVE = 'mutation($id: ID!, $pin: String!) { removePasskey(id: $id, pin: $pin) }';
 const CHALLENGE = 'mutation($id: ID!) { approvalChallenge(id: $id) }';
 
 /** Registers a new software passkey for `user` through the wallet app's mutations. */
 async function enrol(user: User, name?: string): Promise<{ passkey: SoftPasskey; id: string }> {
   const passkey = new SoftPasskey(ORIGIN);
-  const options = await gql(app.baseUrl, REGISTRATION_OPTIONS, {}, user.token);
+  const options = await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }, user.token);
   const res = await gql(app.baseUrl, REGISTER, { response: passkey.register(options.body.data.passkeyRegistrationOptions), name }, user.token);
   expect(res.body.errors).toBeUndefined();
   return { passkey, id: res.body.data.registerPasskey.id };
@@ -61,13 +61,13 @@ const codeOf = (res: { body: { errors?: Array<{ extensions: { code: string } }> 
 describe('registration, listing and removal', () => {
   test('options name our relying party, require user verification and exclude the passkeys already held', async () => {
     const user = await f.user();
-    const first = await gql(app.baseUrl, REGISTRATION_OPTIONS, {}, user.token);
+    const first = await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }, user.token);
     const options = first.body.data.passkeyRegistrationOptions;
     expect(options).toMatchObject({ rp: { id: 'localhost', name: 'Wallet' }, user: { name: user.username }, attestation: 'none', excludeCredentials: [] });
     expect(options.authenticatorSelection.userVerification).toBe('required');
     expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{20,}$/);
     const { passkey } = await enrol(user);
-    const second = await gql(app.baseUrl, REGISTRATION_OPTIONS, {}, user.token);
+    const second = await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }, user.token);
     expect(second.body.data.passkeyRegistrationOptions.excludeCredentials).toEqual([expect.objectContaining({ id: passkey.id })]);
   });
 
@@ -79,17 +79,17 @@ describe('registration, listing and removal', () => {
     expect(listed.body.data.myPasskeys).toEqual([{ id, name: 'My phone', createdAt: expect.any(String), lastUsedAt: null }]);
     expect(id).toMatch(UUID_RE);
     expect((await gql(app.baseUrl, MY_PASSKEYS, {}, other.token)).body.data.myPasskeys).toEqual([]);
-    expect(codeOf(await gql(app.baseUrl, REMOVE, { id }, other.token))).toBe('NOT_FOUND');
-    expect((await gql(app.baseUrl, REMOVE, { id }, user.token)).body.data.removePasskey).toBe(true);
+    expect(codeOf(await gql(app.baseUrl, REMOVE, { id, pin: TEST_PIN }, other.token))).toBe('NOT_FOUND');
+    expect((await gql(app.baseUrl, REMOVE, { id, pin: TEST_PIN }, user.token)).body.data.removePasskey).toBe(true);
     expect((await gql(app.baseUrl, MY_PASSKEYS, {}, user.token)).body.data.myPasskeys).toEqual([]);
-    expect(codeOf(await gql(app.baseUrl, REMOVE, { id }, user.token))).toBe('NOT_FOUND');
+    expect(codeOf(await gql(app.baseUrl, REMOVE, { id, pin: TEST_PIN }, user.token))).toBe('NOT_FOUND');
   });
 
   test('an unnamed passkey is "Passkey"; a name over 64 characters or with control characters is BAD_USER_INPUT', async () => {
     const user = await f.user();
     await enrol(user);
     expect((await gql(app.baseUrl, MY_PASSKEYS, {}, user.token)).body.data.myPasskeys.map((p: { name: string }) => p.name)).toEqual(['Passkey']);
-    const options = (await gql(app.baseUrl, REGISTRATION_OPTIONS, {}, user.token)).body.data.passkeyRegistrationOptions;
+    const options = (await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }, user.token)).body.data.passkeyRegistrationOptions;
     const res = await gql(app.baseUrl, REGISTER, { response: new SoftPasskey(ORIGIN).register(options), name: 'x'.repeat(65) }, user.token);
     expect(codeOf(res)).toBe('BAD_USER_INPUT');
     const control = await gql(app.baseUrl, REGISTER, { response: new SoftPasskey(ORIGIN).register(options), name: 'my\u001bphone' }, user.token);
@@ -99,7 +99,7 @@ describe('registration, listing and removal', () => {
 
   test('a registration is refused (BAD_USER_INPUT, nothing stored) when replayed, from another origin, for another relying party, without user verification, or over a challenge never given', async () => {
     const user = await f.user();
-    const options = async () => (await gql(app.baseUrl, REGISTRATION_OPTIONS, {}, user.token)).body.data.passkeyRegistrationOptions;
+    const options = async () => (await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }, user.token)).body.data.passkeyRegistrationOptions;
     const key = new SoftPasskey(ORIGIN);
     const first = key.register(await options());
     expect((await gql(app.baseUrl, REGISTER, { response: first }, user.token)).body.errors).toBeUndefined();
@@ -124,14 +124,14 @@ describe('registration, listing and removal', () => {
   test("one user's registration options cannot register a passkey for another", async () => {
     const alice = await f.user();
     const mallory = await f.user();
-    const options = (await gql(app.baseUrl, REGISTRATION_OPTIONS, {}, alice.token)).body.data.passkeyRegistrationOptions;
+    const options = (await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }, alice.token)).body.data.passkeyRegistrationOptions;
     const res = await gql(app.baseUrl, REGISTER, { response: new SoftPasskey(ORIGIN).register(options) }, mallory.token);
     expect(codeOf(res)).toBe('BAD_USER_INPUT');
   });
 
   test('a secret key is FORBIDDEN; no token is UNAUTHENTICATED', async () => {
     expect(codeOf(await gql(app.baseUrl, MY_PASSKEYS, {}, sk))).toBe('FORBIDDEN');
-    expect(codeOf(await gql(app.baseUrl, REGISTRATION_OPTIONS))).toBe('UNAUTHENTICATED');
+    expect(codeOf(await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }))).toBe('UNAUTHENTICATED');
   });
 });
 
@@ -350,5 +350,71 @@ describe('approvePaymentRequest(id, verification: { passkey })', () => {
     const codes: string[] = [];
     for (let i = 0; i < 6; i++) codes.push(codeOf(await approveWithPasskey(user, id, passkey.assert(await challengeFor(user, id), { userVerified: false })))!);
     expect(codes).toEqual(['VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_FAILED', 'VERIFICATION_LOCKED']);
+  });
+});
+
+describe('the PIN guards every change to how the wallet approves (#30)', () => {
+  test('the attack: a session token alone enrols a passkey (the software authenticator) and then approves with it: no passkey is registered, the approval fails, no money moves', async () => {
+    const dave = await f.user({ balance: 50 });
+    const dev = await f.developer('Stolen Session Shop');
+    const attacker = new SoftPasskey(ORIGIN);
+    // What a client holding only dave's token can ask for: options without the PIN.
+    const options = await gql(app.baseUrl, 'mutation { passkeyRegistrationOptions }', {}, dave.token);
+    const given = options.body.data?.passkeyRegistrationOptions ?? { challenge: Buffer.alloc(32, 9).toString('base64url') };
+    const registered = await gql(app.baseUrl, REGISTER, { response: attacker.register(given), name: 'Not dave' }, dave.token);
+    expect(registered.body.data?.registerPasskey ?? null).toBeNull();
+    expect((await gql(app.baseUrl, MY_PASSKEYS, {}, dave.token)).body.data.myPasskeys).toEqual([]);
+    const id = await requestPayment(app.baseUrl, dev.secretKey, dave.walletId, 20);
+    const res = await approveWithPasskey(dave, id, attacker.assert(await challengeFor(dave, id)));
+    expect(codeOf(res)).toBe('VERIFICATION_FAILED');
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');
+    expect(await balances(app.db, dave.walletId, dev.developerId)).toEqual({ wallet: 50, developer: 0 });
+  });
+
+  test('registration options with a wrong PIN are VERIFICATION_FAILED and count toward the lock like an approval; a malformed PIN is BAD_USER_INPUT and counts nothing', async () => {
+    const user = await f.user({ balance: 50 });
+    expect(codeOf(await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: '12ab' }, user.token))).toBe('BAD_USER_INPUT');
+    const codes: string[] = [];
+    for (let i = 0; i < 5; i++) codes.push(codeOf(await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: '000001' }, user.token))!);
+    expect(codes).toEqual(Array(5).fill('VERIFICATION_FAILED'));
+    // The five wrong PINs locked the wallet's approvals too, and the right PIN no longer gets options.
+    expect(codeOf(await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: TEST_PIN }, user.token))).toBe('VERIFICATION_LOCKED');
+    const id = await requestPayment(app.baseUrl, sk, user.walletId, 1);
+    const approve = 'mutation($id: ID!, $pin: String!) { approvePaymentRequest(id: $id, verification: { pin: $pin }) { status } }';
+    expect(codeOf(await gql(app.baseUrl, approve, { id, pin: TEST_PIN }, user.token))).toBe('VERIFICATION_LOCKED');
+    const [{ n }] = await app.db.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from webauthn_challenges where user_id = ?', [user.userId]);
+    expect(Number(n)).toBe(0);
+  });
+
+  test('a wrong PIN before the approvals of a wallet that was failing: the count is shared (two wrong approvals + three wrong options = locked)', async () => {
+    const user = await f.user({ balance: 50 });
+    const id = await requestPayment(app.baseUrl, sk, user.walletId, 1);
+    const approve = 'mutation($id: ID!, $pin: String!) { approvePaymentRequest(id: $id, verification: { pin: $pin }) { status } }';
+    for (let i = 0; i < 2; i++) expect(codeOf(await gql(app.baseUrl, approve, { id, pin: '000001' }, user.token))).toBe('VERIFICATION_FAILED');
+    for (let i = 0; i < 3; i++) expect(codeOf(await gql(app.baseUrl, REGISTRATION_OPTIONS, { pin: '000001' }, user.token))).toBe('VERIFICATION_FAILED');
+    expect(codeOf(await gql(app.baseUrl, approve, { id, pin: TEST_PIN }, user.token))).toBe('VERIFICATION_LOCKED');
+  });
+
+  test('registerPasskey accepts only a challenge issued after the PIN: an approval challenge, or one the gateway never issued, registers nothing', async () => {
+    const user = await f.user({ balance: 50 });
+    const id = await requestPayment(app.baseUrl, sk, user.walletId, 1);
+    const approvalOptions = await challengeFor(user, id);
+    for (const challenge of [approvalOptions.challenge, Buffer.alloc(32, 3).toString('base64url')]) {
+      const res = await gql(app.baseUrl, REGISTER, { response: new SoftPasskey(ORIGIN).register({ challenge }) }, user.token);
+      expect(codeOf(res)).toBe('BAD_USER_INPUT');
+    }
+    expect((await gql(app.baseUrl, MY_PASSKEYS, {}, user.token)).body.data.myPasskeys).toEqual([]);
+  });
+
+  test('removePasskey needs the PIN: a wrong one is VERIFICATION_FAILED (counted) and the passkey stays; without one the operation is refused', async () => {
+    const user = await f.user({ balance: 50 });
+    const { id } = await enrol(user);
+    const wrong = await gql(app.baseUrl, REMOVE, { id, pin: '000001' }, user.token);
+    expect({ code: codeOf(wrong), data: wrong.body.data }).toEqual({ code: 'VERIFICATION_FAILED', data: null });
+    expect(wrong.body.errors[0].message).toMatch(/4 attempts left/);
+    const bare = await gql(app.baseUrl, 'mutation($id: ID!) { removePasskey(id: $id) }', { id }, user.token);
+    expect(bare.body.errors?.[0]?.message).toMatch(/argument "pin" of type "String!" is required/);
+    expect((await gql(app.baseUrl, MY_PASSKEYS, {}, user.token)).body.data.myPasskeys).toHaveLength(1);
+    expect((await gql(app.baseUrl, REMOVE, { id, pin: TEST_PIN }, user.token)).body.data.removePasskey).toBe(true);
   });
 });

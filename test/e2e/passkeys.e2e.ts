@@ -76,13 +76,28 @@ async function virtualAuthenticator(page: Page): Promise<{ cdp: CDPSession; auth
   return { cdp, authenticatorId };
 }
 
+/** Add a passkey on /app: the PIN on the pad first (the gateway gives registration options only then), then the ceremony. */
+async function addPasskey(page: Page, pin = TEST_PIN): Promise<void> {
+  await page.locator('#add-passkey').click();
+  await page.locator('#pin-pad').waitFor();
+  await expect(page.locator('#pin-for').textContent()).resolves.toBe('Add a passkey to approve payments');
+  for (const digit of pin) await page.locator(`#pin-pad .key[data-key="${digit}"]`).click();
+  await page.locator('#pin-ok').click();
+}
+
 describe('/app with a passkey (virtual authenticator)', () => {
   it('enrols a passkey, pays a request made through REST with it; REST reads APPROVED; the authenticator signed once', async () => {
     const user = await factories(app).user({ balance: 100 });
     const { page, problems } = await signIn(user.username);
     const { cdp, authenticatorId } = await virtualAuthenticator(page);
 
-    await page.locator('#add-passkey').click();
+    // A wrong PIN is said on the pad and registers nothing; the right one enrols.
+    await addPasskey(page, '000001');
+    await page.locator('#pin-error:not([hidden])').waitFor();
+    await expect((await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials).toEqual([]);
+    await page.keyboard.press('Escape');
+    await page.locator('#pin-pad').waitFor({ state: 'hidden' });
+    await addPasskey(page);
     await page.locator('#passkeys li').first().waitFor();
     await expect(page.locator('#passkeys li').count()).resolves.toBe(1);
     const [stored] = (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
@@ -111,7 +126,7 @@ describe('/app with a passkey (virtual authenticator)', () => {
     const user = await factories(app).user({ balance: 100 });
     const { page } = await signIn(user.username);
     const { cdp, authenticatorId } = await virtualAuthenticator(page);
-    await page.locator('#add-passkey').click();
+    await addPasskey(page);
     await page.locator('#passkeys li').first().waitFor();
     // The person does not pass the fingerprint/face check this time.
     await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: false });

@@ -334,8 +334,13 @@ function rejectRequest(id) {
 
 // ---------------------------------------------------------------- the PIN pad
 
-/** The open pad: which request, the digits typed so far (only here, never stored or logged), where focus returns. */
-const pad = { id: null, digits: '', returnFocus: null, busy: false };
+/**
+ * The open pad: what it is for (a request's id, or `passkeys` when it confirms a change of the
+ * passkeys), the digits typed so far (only here, never stored or logged), where focus returns, and
+ * what to do with the PIN: `verify` sends it (a wrong one is said on the pad, which stays open),
+ * `then` runs with its answer once the pad is closed, `fail` with any other error.
+ */
+const pad = { id: null, digits: '', returnFocus: null, busy: false, verify: null, then: null, fail: null };
 
 function showDigits() {
   const dots = $('pin-dots');
@@ -345,14 +350,30 @@ function showDigits() {
   $('pin-ok').disabled = pad.busy || pad.digits.length < PIN_MIN;
 }
 
+/** The pad for paying a request: its PIN goes to approvePaymentRequest. */
 function openPinPad(id, from) {
   const entry = state.requests.get(id);
   if (!entry || entry.request.status !== 'PENDING') return;
-  pad.id = id;
+  askPin(id, `Pay ${money(entry.request.amount, entry.request.currency)} to ${entry.request.merchantName}`, from, {
+    verify: async (pin) => (await graphql(APPROVE, { id, verification: { pin } })).approvePaymentRequest,
+    then: (request) => approved(request),
+    fail: (err) => {
+      const current = state.requests.get(id);
+      if (current) cardError(current, err);
+    },
+  });
+}
+
+/** Opens the pad for `purpose` (the words under its title say what the PIN confirms). */
+function askPin(purpose, words, from, { verify, then, fail }) {
+  pad.id = purpose;
   pad.digits = '';
   pad.busy = false;
+  pad.verify = verify;
+  pad.then = then;
+  pad.fail = fail;
   pad.returnFocus = from ?? document.activeElement;
-  $('pin-for').textContent = `Pay ${money(entry.request.amount, entry.request.currency)} to ${entry.request.merchantName}`;
+  $('pin-for').textContent = words;
   $('pin-error').hidden = true;
   showDigits();
   $('pin-pad').hidden = false;
@@ -364,6 +385,7 @@ function closePinPad() {
   if (pad.id === null) return;
   pad.id = null;
   pad.digits = '';
+  pad.verify = pad.then = pad.fail = null;
   showDigits();
   $('pin-pad').hidden = true;
   document.body.classList.remove('modal-open');
@@ -390,16 +412,14 @@ function pinKey(key) {
 }
 
 async function submitPin() {
-  const id = pad.id;
+  const { verify, then, fail } = pad;
   const pin = pad.digits;
   pad.digits = '';
   pad.busy = true;
   showDigits();
+  let answer;
   try {
-    const data = await graphql(APPROVE, { id, verification: { pin } });
-    pad.busy = false;
-    closePinPad();
-    await approved(data.approvePaymentRequest);
+    answer = await verify(pin);
   } catch (err) {
     pad.busy = false;
     if (err.code === 'VERIFICATION_FAILED') {
@@ -411,9 +431,12 @@ async function submitPin() {
       return;
     }
     closePinPad();
-    const entry = state.requests.get(id);
-    if (entry) cardError(entry, err);
+    fail(err);
+    return;
   }
+  pad.busy = false;
+  closePinPad();
+  await then(answer);
 }
 
 /** Keeps Tab inside the pad while it is open. */
@@ -443,7 +466,7 @@ function showPasskeys() {
       const remove = el('button', 'link remove', 'Remove');
       remove.type = 'button';
       remove.setAttribute('aria-label', `Remove passkey ${p.name}`);
-      remove.addEventListener('click', () => removePasskey(p.id));
+      remove.addEventListener('click', () => removePasskey(p, remove));
       li.append(text, remove);
       return li;
     }),
@@ -479,35 +502,44 @@ function ceremonyWords(err) {
   return 'The browser could not use a passkey here.';
 }
 
-async function addPasskey() {
+/**
+ * Add a passkey: the PIN first (the gateway issues registration options only after it verified),
+ * then the browser's ceremony, then registerPasskey.
+ */
+function addPasskey() {
   const button = $('add-passkey');
   $('passkey-error').hidden = true;
-  button.disabled = true;
-  try {
-    const data = await graphql('mutation { passkeyRegistrationOptions }');
-    const credential = await navigator.credentials.create({ publicKey: creationOptions(data.passkeyRegistrationOptions) });
-    if (!credential) throw new Error('no credential');
-    const platform = navigator.userAgentData?.platform || 'this device';
-    await graphql('mutation($response: JSONObject!, $name: String) { registerPasskey(response: $response, name: $name) { id } }', {
-      response: credentialJSON(credential),
-      name: `Passkey on ${platform}`.slice(0, 64),
-    });
-    await loadPasskeys();
-  } catch (err) {
-    passkeyError({ message: ceremonyWords(err) });
-  } finally {
-    button.disabled = !canUsePasskeys();
-  }
+  askPin('passkeys', 'Add a passkey to approve payments', button, {
+    verify: async (pin) => (await graphql('mutation($pin: String!) { passkeyRegistrationOptions(pin: $pin) }', { pin })).passkeyRegistrationOptions,
+    then: async (options) => {
+      button.disabled = true;
+      try {
+        const credential = await navigator.credentials.create({ publicKey: creationOptions(options) });
+        if (!credential) throw new Error('no credential');
+        const platform = navigator.userAgentData?.platform || 'this device';
+        await graphql('mutation($response: JSONObject!, $name: String) { registerPasskey(response: $response, name: $name) { id } }', {
+          response: credentialJSON(credential),
+          name: `Passkey on ${platform}`.slice(0, 64),
+        });
+        await loadPasskeys();
+      } catch (err) {
+        passkeyError({ message: ceremonyWords(err) });
+      } finally {
+        button.disabled = !canUsePasskeys();
+      }
+    },
+    fail: (err) => passkeyError(err),
+  });
 }
 
-async function removePasskey(id) {
+/** Remove a passkey: confirmed with the PIN. */
+function removePasskey(passkey, from) {
   $('passkey-error').hidden = true;
-  try {
-    await graphql('mutation($id: ID!) { removePasskey(id: $id) }', { id });
-    await loadPasskeys();
-  } catch (err) {
-    passkeyError(err);
-  }
+  askPin('passkeys', `Remove the passkey ${passkey.name}`, from, {
+    verify: (pin) => graphql('mutation($id: ID!, $pin: String!) { removePasskey(id: $id, pin: $pin) }', { id: passkey.id, pin }),
+    then: () => loadPasskeys().catch(passkeyError),
+    fail: (err) => passkeyError(err),
+  });
 }
 
 function payWithPasskey(id) {
