@@ -40,7 +40,7 @@ export function createResolvers(s: Services): ResolverContainer {
     new ConsentResolver(s.consent),
     new ConsentAdminResolver(s.consent),
     new PayerControlsResolver(s.payerControls),
-    new PasskeyResolver(s.passkeys, s.consent),
+    new PasskeyResolver(s.passkeys, s.consent, s.eventHub),
     new SettlementResolver(s.settlement, s.payouts, s.config),
     new SettlementAdminResolver(s.settlement, s.payouts),
     new PayoutRunResolver(s.payouts),

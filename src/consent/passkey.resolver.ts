@@ -1,4 +1,4 @@
-import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, ID, Mutation, Query, Resolver, Root, Subscription } from 'type-graphql';
 import { GraphQLJSONObject } from 'graphql-scalars';
 import type { Context } from '../context.js';
 import type { PasskeyService } from './passkey.service.js';
@@ -7,7 +7,10 @@ import { requirePin } from './pin.js';
 import { requireUuid } from '../uuid.js';
 import { CurrentUser, Role } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
-import { PasskeyView } from './passkey.types.js';
+import { PasskeyNotice, PasskeyView } from './passkey.types.js';
+import type { EventHub } from '../events/event-hub.js';
+import type { OutboxPayload } from '../events/events.js';
+import { userOf } from '../auth/authorization.js';
 
 /**
  * The wallet app's passkeys (user token): enrolment, listing, removal and approval challenges.
@@ -18,6 +21,7 @@ export class PasskeyResolver {
   constructor(
     private readonly passkeys: PasskeyService,
     private readonly consent: ConsentService,
+    private readonly events: EventHub,
   ) {}
 
   @Authorized(Role.USER)
@@ -50,7 +54,7 @@ export class PasskeyResolver {
     @CurrentUser() me: User,
     @Arg('name', () => String, { nullable: true, description: 'At most 64 characters; default "Passkey".' }) name?: string | null,
   ): Promise<PasskeyView> {
-    return PasskeyView.from(await this.passkeys.register(ctx.work.em, me.userId, response, name));
+    return PasskeyView.from(await this.passkeys.register(ctx.work, me.userId, response, name));
   }
 
   @Authorized(Role.USER)
@@ -66,7 +70,7 @@ export class PasskeyResolver {
   ): Promise<boolean> {
     requireUuid(id);
     await this.consent.confirmOwner(ctx.work.em, me.userId, requirePin(pin));
-    return this.passkeys.remove(ctx.work.em, me.userId, id);
+    return this.passkeys.remove(ctx.work, me.userId, id);
   }
 
   @Authorized(Role.USER)
@@ -76,5 +80,19 @@ export class PasskeyResolver {
   })
   async approvalChallenge(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() me: User): Promise<Record<string, unknown>> {
     return this.passkeys.approvalChallenge(ctx.work.em, me.userId, id);
+  }
+
+  /** The caller's passkey notices (the topic is the authenticated user's id, never an argument). */
+  stream(ctx: Context): AsyncIterableIterator<OutboxPayload> {
+    return this.events.subscribe('passkeyChanged', userOf(ctx).userId);
+  }
+
+  @Subscription(() => PasskeyNotice, {
+    description:
+      'Wallet app (user token): each passkey added to or removed from my wallet, on whatever device or instance it happened, so that a change I did not make shows at once.',
+    subscribe: ({ context }) => ((context as Context).container.get(PasskeyResolver) as PasskeyResolver).stream(context as Context),
+  })
+  passkeyChanged(@Root() event: OutboxPayload): PasskeyNotice {
+    return PasskeyNotice.of(event);
   }
 }

@@ -14,6 +14,8 @@ import { requireUuid } from '../uuid.js';
 import { overdueSql } from '../payment-requests/payment-request.entity.js';
 import { approvalChallengeBytes, challengeCommitsTo } from './approval-challenge.js';
 import type { ApprovalSubject, PasskeyAssertionVerifier } from './verification.js';
+import type { Tx, UnitOfWork } from '../db/unit-of-work.js';
+import { appendWalletEvent } from '../events/append.js';
 
 /** How long a registration or approval challenge can be answered. */
 export const CHALLENGE_TTL_SECONDS = 300;
@@ -49,6 +51,26 @@ const record = (r: PasskeyRow): PasskeyRecord => ({
   createdAt: new Date(r.created_at),
   lastUsedAt: r.last_used_at === null ? null : new Date(r.last_used_at),
 });
+
+/**
+ * Tells the user's devices that a passkey was added or removed (the app's `passkeyChanged`
+ * subscription, through the outbox: every instance's subscribers), in the change's transaction.
+ */
+async function notify(tx: Tx, userId: string, change: 'added' | 'removed', passkey: PasskeyRecord): Promise<void> {
+  await appendWalletEvent(tx, {
+    type: change === 'added' ? 'passkey.added' : 'passkey.removed',
+    subjectId: passkey.id,
+    userId,
+    data: {
+      passkey: {
+        id: passkey.id,
+        name: passkey.name,
+        createdAt: passkey.createdAt.toISOString(),
+        lastUsedAt: passkey.lastUsedAt?.toISOString() ?? null,
+      },
+    },
+  });
+}
 
 interface StoredCredential {
   id: string;
@@ -166,11 +188,11 @@ export class PasskeyService implements PasskeyAssertionVerifier {
    * `none`): its challenge must be this user's unused registration challenge, its origin and
    * relying party ours, and user verification done. BAD_USER_INPUT otherwise, with no detail.
    */
-  async register(em: EntityManager, userId: string, response: Record<string, unknown>, name?: string | null): Promise<PasskeyRecord> {
+  async register(work: UnitOfWork, userId: string, response: Record<string, unknown>, name?: string | null): Promise<PasskeyRecord> {
     const label = passkeyName(name);
     const challenge = challengeOf(response);
     if (!challenge || !credentialIdOf(response)) throw badInput(REGISTRATION_FAILED);
-    if (!(await this.consumeChallenge(em, challenge, userId, null))) throw badInput(REGISTRATION_FAILED);
+    if (!(await this.consumeChallenge(work.em, challenge, userId, null))) throw badInput(REGISTRATION_FAILED);
     let verified;
     try {
       verified = await verifyRegistrationResponse({
@@ -187,17 +209,20 @@ export class PasskeyService implements PasskeyAssertionVerifier {
     if (!verified.verified) throw badInput(REGISTRATION_FAILED);
     const { credential } = verified.registrationInfo;
     const transports = Array.isArray(credential.transports) ? credential.transports.filter((t) => typeof t === 'string').slice(0, 8) : [];
-    const rows = await em.execute<PasskeyRow[]>(
-      `insert into passkeys (id, user_id, credential_id, public_key, counter, transports, name)
-       select ?, ?, ?, ?, ?, ?::jsonb, ?
-        where (select count(*) from passkeys where user_id = ?) < ?
-       on conflict (credential_id) do nothing
-       returning id, name, created_at, last_used_at`,
-      [randomUUID(), userId, credential.id, Buffer.from(credential.publicKey), credential.counter, JSON.stringify(transports), label, userId, MAX_PASSKEYS_PER_USER],
-    );
-    const row = rows[0];
-    if (!row) throw new AppError('CONFLICT', 'This passkey is already registered, or you have the most passkeys allowed');
-    return record(row);
+    return work.transaction(async (tx) => {
+      const [row] = await tx.query<PasskeyRow>(
+        `insert into passkeys (id, user_id, credential_id, public_key, counter, transports, name)
+         select $1, $2, $3, $4, $5, $6::jsonb, $7
+          where (select count(*) from passkeys where user_id = $2) < $8
+         on conflict (credential_id) do nothing
+         returning id, name, created_at, last_used_at`,
+        [randomUUID(), userId, credential.id, Buffer.from(credential.publicKey), credential.counter, JSON.stringify(transports), label, MAX_PASSKEYS_PER_USER],
+      );
+      if (!row) throw new AppError('CONFLICT', 'This passkey is already registered, or you have the most passkeys allowed');
+      const added = record(row);
+      await notify(tx, userId, 'added', added);
+      return added;
+    });
   }
 
   /** The user's passkeys, oldest first. */
@@ -209,12 +234,15 @@ export class PasskeyService implements PasskeyAssertionVerifier {
     return rows.map(record);
   }
 
-  /** Removes one of the user's passkeys; NOT_FOUND for anyone else's. */
-  async remove(em: EntityManager, userId: string, id: string): Promise<boolean> {
+  /** Removes one of the user's passkeys (and tells the user's devices); NOT_FOUND for anyone else's. */
+  async remove(work: UnitOfWork, userId: string, id: string): Promise<boolean> {
     requireUuid(id);
-    const rows = await em.execute('delete from passkeys where id = ? and user_id = ? returning id', [id, userId]);
-    if (rows.length === 0) throw notFound('Passkey not found');
-    return true;
+    return work.transaction(async (tx) => {
+      const [row] = await tx.query<PasskeyRow>('delete from passkeys where id = $1 and user_id = $2 returning id, name, created_at, last_used_at', [id, userId]);
+      if (!row) throw notFound('Passkey not found');
+      await notify(tx, userId, 'removed', record(row));
+      return true;
+    });
   }
 
   /**

@@ -1,6 +1,6 @@
 import { sql } from '../db/sql.js';
 import type { Tx } from '../db/unit-of-work.js';
-import { newEventId, type EventPayload, type EventType, type JsonBody } from './events.js';
+import { newEventId, type EventPayload, type EventType, type JsonBody, type OutboxPayload, type WalletOnlyEventType } from './events.js';
 import { queueDeliveriesSql } from './webhook-queue.js';
 
 /*
@@ -29,18 +29,29 @@ export interface NewEvent {
   data: JsonBody;
 }
 
+/** One of the wallet app's own events (no developer: never a merchant's, events.ts). */
+export interface NewWalletEvent {
+  type: WalletOnlyEventType;
+  subjectId: string;
+  userId: string;
+  data: JsonBody;
+}
+
+/** An event of either kind as the outbox row is written. */
+type OutboxEvent = Omit<NewEvent, 'type' | 'developerId'> & { type: EventType | WalletOnlyEventType; developerId: string | null };
+
 /** Events drafted for one statement: their payloads, and the rows as the statement's one JSON parameter. */
 export interface DraftedEvents {
-  readonly events: ReadonlyArray<NewEvent & { payload: EventPayload }>;
+  readonly events: ReadonlyArray<OutboxEvent & { payload: OutboxPayload }>;
   /** The `jsonb` parameter `appendSql` reads. */
   readonly json: string;
 }
 
 /** Gives each event its id and payload (created now). */
-export function draftEvents(events: readonly NewEvent[], at = new Date()): DraftedEvents {
+export function draftEvents(events: readonly OutboxEvent[], at = new Date()): DraftedEvents {
   const drafted = events.map((e) => ({
     ...e,
-    payload: { id: newEventId(at.getTime()), type: e.type, createdAt: at.toISOString(), data: e.data } satisfies EventPayload,
+    payload: { id: newEventId(at.getTime()), type: e.type, createdAt: at.toISOString(), data: e.data } satisfies OutboxPayload,
   }));
   const rows = drafted.map((e, n) => ({
     n,
@@ -89,7 +100,7 @@ const APPEND = sql<{ id: string; sequence: number; deliveries: number }>(
  * `deliveries`: how many webhook deliveries it queued) with the transaction, which publishes it
  * after its commit. Returns the payloads.
  */
-export function appended(tx: Tx, drafted: DraftedEvents, inserted: ReadonlyArray<{ id: string; sequence: number }>, deliveries: number): EventPayload[] {
+export function appended(tx: Tx, drafted: DraftedEvents, inserted: ReadonlyArray<{ id: string; sequence: number }>, deliveries: number): OutboxPayload[] {
   const sequenceOf = new Map(inserted.map((r) => [r.id, Number(r.sequence)]));
   const written = drafted.events.filter((e) => sequenceOf.has(e.payload.id));
   tx.wrote(
@@ -111,5 +122,13 @@ export async function appendEvents(tx: Tx, events: readonly NewEvent[]): Promise
   if (events.length === 0) return [];
   const drafted = draftEvents(events);
   const rows = await tx.run(APPEND, [drafted.json]);
-  return appended(tx, drafted, rows, rows[0]?.deliveries ?? 0);
+  // Merchants' events in, merchants' events out.
+  return appended(tx, drafted, rows, rows[0]?.deliveries ?? 0) as EventPayload[];
+}
+
+/** Appends one of the wallet app's own events inside the caller's transaction (no developer: no webhook, not in the events API). */
+export async function appendWalletEvent(tx: Tx, event: NewWalletEvent): Promise<OutboxPayload> {
+  const drafted = draftEvents([{ ...event, developerId: null }]);
+  const rows = await tx.run(APPEND, [drafted.json]);
+  return appended(tx, drafted, rows, rows[0]?.deliveries ?? 0)[0]!;
 }

@@ -2,14 +2,14 @@ import { setMaxListeners } from 'node:events';
 import { createPubSub } from '@graphql-yoga/subscription';
 import type { Logger } from 'pino';
 import type { Committed } from '../db/unit-of-work.js';
-import { isEventType, walletTopicOf, type EventPayload, type EventType, type WalletEventType } from './events.js';
+import { isOutboxEventType, walletTopicOf, type OutboxEventType, type OutboxPayload, type WalletEventType } from './events.js';
 import { OutboxReader, type OutboxQuery, type OutboxRow } from './outbox.js';
 import type { LeaderTask } from '../background/leader-work.js';
 
 export type { WalletEventType } from './events.js';
 
 /** Each topic carries the event as merchants receive it; the subscription's resolver reads its subject from it. */
-type Topics = Record<WalletEventType, [userId: string, payload: EventPayload]>;
+type Topics = Record<WalletEventType, [userId: string, payload: OutboxPayload]>;
 
 /**
  * Where a process's subscribers get the outbox from: its own reader (LocalFeed, below), or, with
@@ -179,7 +179,7 @@ export class EventHub {
   }
 
   /** An async iterator of one user's payment requests for one topic; ends when the client unsubscribes. */
-  subscribe(type: WalletEventType, userId: string): AsyncIterableIterator<EventPayload> {
+  subscribe(type: WalletEventType, userId: string): AsyncIterableIterator<OutboxPayload> {
     const inner = this.pubsub.subscribe(type, userId)[Symbol.asyncIterator]();
     this.perUser.set(userId, (this.perUser.get(userId) ?? 0) + 1);
     let released = false;
@@ -218,7 +218,7 @@ export class EventHub {
       this.feed.unwatch(userId);
       for (const [eventId, owner] of this.handed) if (owner === userId) this.handed.delete(eventId);
     };
-    const iterator: AsyncIterableIterator<EventPayload> = {
+    const iterator: AsyncIterableIterator<OutboxPayload> = {
       [Symbol.asyncIterator]: () => iterator,
       next: async () => {
         const r = await inner.next();
@@ -247,8 +247,8 @@ export class EventHub {
     // Whether the feed must bring some of these events to subscribers here (not handed over now).
     let read = false;
     for (const e of committed.events) {
-      if (e.userId === null || !this.perUser.has(e.userId) || !isEventType(e.type) || !walletTopicOf(e.type)) continue;
-      if ((this.lastSequence.get(e.subjectId) ?? 0) === e.sequence - 1 && this.publish(e.type, e.userId, e.payload as EventPayload, e.subjectId, e.sequence)) {
+      if (e.userId === null || !this.perUser.has(e.userId) || !isOutboxEventType(e.type) || !walletTopicOf(e.type)) continue;
+      if ((this.lastSequence.get(e.subjectId) ?? 0) === e.sequence - 1 && this.publish(e.type, e.userId, e.payload as OutboxPayload, e.subjectId, e.sequence)) {
         this.handed.set(e.id, e.userId);
         this.stats.handedAtCommit++;
       } else {
@@ -265,9 +265,9 @@ export class EventHub {
       if (!this.perUser.has(row.userId)) continue;
       if ((this.lastSequence.get(row.subjectId) ?? 0) >= row.sequence) continue;
       if (!walletTopicOf(row.type)) continue;
-      let payload: EventPayload;
+      let payload: OutboxPayload;
       try {
-        payload = JSON.parse(row.payload) as EventPayload;
+        payload = JSON.parse(row.payload) as OutboxPayload;
       } catch (err) {
         this.log.error({ err: { message: (err as Error).message }, eventId: row.id }, 'event payload unreadable');
         continue;
@@ -277,7 +277,7 @@ export class EventHub {
   }
 
   /** Publishes one event to its user's topic; true when it went out. */
-  private publish(type: EventType, userId: string, payload: EventPayload, subjectId: string, sequence: number): boolean {
+  private publish(type: OutboxEventType, userId: string, payload: OutboxPayload, subjectId: string, sequence: number): boolean {
     const topic = walletTopicOf(type);
     if (!topic) return false;
     try {

@@ -34,12 +34,32 @@ export const WEBHOOK_TEST_EVENT_TYPE = 'webhook.test';
 export const isEventType = (value: unknown): value is EventType =>
   typeof value === 'string' && (EVENT_TYPES as readonly string[]).includes(value);
 
+/**
+ * Events of the wallet app alone (SPEC §16, consent hardened): a change to how the wallet
+ * approves, told to the user on every device. They travel the one outbox (append.ts) so that every
+ * instance's subscribers get them, but they are no merchant's: written with no developer
+ * (`events.developer_id` null, which the table's CHECK ties to these types), so no webhook queues
+ * for them and the events API (by developer) never lists them.
+ */
+export const WALLET_ONLY_EVENT_TYPES = ['passkey.added', 'passkey.removed'] as const;
+
+export type WalletOnlyEventType = (typeof WALLET_ONLY_EVENT_TYPES)[number];
+
+/** Every type the outbox holds: the merchants' events and the wallet app's own. */
+export type OutboxEventType = EventType | WalletOnlyEventType;
+
+export const isOutboxEventType = (value: unknown): value is OutboxEventType =>
+  isEventType(value) || (typeof value === 'string' && (WALLET_ONLY_EVENT_TYPES as readonly string[]).includes(value));
+
 /** The wallet app's subscription topics. */
-export type WalletEventType = 'paymentRequested' | 'paymentRequestUpdated';
+export type WalletEventType = 'paymentRequested' | 'paymentRequestUpdated' | 'passkeyChanged';
 
 /** Which wallet-app subscription an event feeds (refunds, captures, voids and payouts are not sent to the app). */
-export function walletTopicOf(type: EventType): WalletEventType | undefined {
+export function walletTopicOf(type: OutboxEventType): WalletEventType | undefined {
   switch (type) {
+    case 'passkey.added':
+    case 'passkey.removed':
+      return 'passkeyChanged';
     case 'payment_request.created':
       return 'paymentRequested';
     case 'payment_request.approved':
@@ -75,6 +95,9 @@ export interface EventPayload {
   createdAt: string;
   data: JsonBody;
 }
+
+/** An outbox row's payload: a merchant's event, or one of the wallet app's own (same envelope). */
+export type OutboxPayload = Omit<EventPayload, 'type'> & { type: OutboxEventType };
 
 /**
  * A new event id: `evt_`, the time in milliseconds as 13 digits, then 24 random base62 characters

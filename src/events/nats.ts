@@ -4,7 +4,7 @@ import { DeliverPolicy, DiscardPolicy, RetentionPolicy, StorageType, jetstream, 
 import type { Logger } from 'pino';
 import { PollLoop } from '../background/poll-loop.js';
 import type { LeaderTask } from '../background/leader-work.js';
-import type { EventType } from './events.js';
+import type { OutboxEventType } from './events.js';
 import { BUSY_POLL_MS, type OutboxFeed } from './event-hub.js';
 import { OutboxReader, covers, parseSnapshot, visibleIn, type OutboxBatch, type OutboxQuery, type OutboxRow, type Snapshot } from './outbox.js';
 
@@ -488,7 +488,7 @@ export class NatsFeed implements OutboxFeed {
     }
     this.ahead.set(id, xid);
     this.stats.fromNats++;
-    this.deliver?.([{ id, xid, userId, type: h.get(H.type) as EventType, subjectId: h.get(H.subject), sequence: Number(h.get(H.sequence)), payload: m.string() }]);
+    this.deliver?.([{ id, xid, userId, type: h.get(H.type) as OutboxEventType, subjectId: h.get(H.subject), sequence: Number(h.get(H.sequence)), payload: m.string() }]);
   }
 
   private onMarker(marker: Marker): void {

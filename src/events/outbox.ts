@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { PollLoop } from '../background/poll-loop.js';
-import type { EventType } from './events.js';
+import type { OutboxEventType } from './events.js';
 
 /*
  * The outbox's read side: readers take what committed since their last read, by PostgreSQL
@@ -12,7 +12,7 @@ import type { EventType } from './events.js';
 /** An outbox row as readers need it: the event, its subject, whose wallet it concerns, and its payload as JSON text. */
 export interface OutboxRow {
   id: string;
-  type: EventType;
+  type: OutboxEventType;
   subjectId: string;
   sequence: number;
   userId: string;
@@ -248,7 +248,7 @@ export class OutboxReader {
       xid: string | null;
       position: string;
       id: string | null;
-      type: EventType;
+      type: OutboxEventType;
       subjectId: string;
       sequence: number;
       userId: string | null;

@@ -2,12 +2,12 @@ import { Resolver, Root, Subscription } from 'type-graphql';
 import type { Context } from '../context.js';
 import { userOf } from '../auth/authorization.js';
 import type { EventHub } from '../events/event-hub.js';
-import type { EventPayload, WalletEventType } from '../events/events.js';
+import type { OutboxPayload, WalletEventType } from '../events/events.js';
 import type { PaymentRequestStatus } from './payment-request.entity.js';
 import { PaymentRequestNotification, PaymentRequestUpdate, PaymentRequestView } from './payment-request.types.js';
 
 /** The view a wallet-app subscriber receives, rebuilt from an event's PaymentRequestStatus body (the state the event describes). */
-export function subscriberViewOf(event: EventPayload): PaymentRequestView {
+export function subscriberViewOf(event: Pick<OutboxPayload, 'data'>): PaymentRequestView {
   const b = event.data.paymentRequest as Record<string, unknown>;
   return Object.assign(new PaymentRequestView(), {
     id: b.id as string,
@@ -37,7 +37,7 @@ export class PaymentRequestSubscriptions {
   constructor(private readonly events: EventHub) {}
 
   /** The events of the caller's topic. */
-  stream(topic: WalletEventType, ctx: Context): AsyncIterableIterator<EventPayload> {
+  stream(topic: WalletEventType, ctx: Context): AsyncIterableIterator<OutboxPayload> {
     return this.events.subscribe(topic, userOf(ctx).userId);
   }
 
@@ -45,7 +45,7 @@ export class PaymentRequestSubscriptions {
     description: 'Wallet app (user token): each payment request created for my wallet.',
     subscribe: ({ context }) => own(context as Context).stream('paymentRequested', context as Context),
   })
-  paymentRequested(@Root() event: EventPayload): PaymentRequestNotification {
+  paymentRequested(@Root() event: OutboxPayload): PaymentRequestNotification {
     return subscriberViewOf(event);
   }
 
@@ -53,7 +53,7 @@ export class PaymentRequestSubscriptions {
     description: 'Wallet app (user token): every status change of my payment requests.',
     subscribe: ({ context }) => own(context as Context).stream('paymentRequestUpdated', context as Context),
   })
-  paymentRequestUpdated(@Root() event: EventPayload): PaymentRequestUpdate {
+  paymentRequestUpdated(@Root() event: OutboxPayload): PaymentRequestUpdate {
     return subscriberViewOf(event);
   }
 }

@@ -99,6 +99,10 @@ const APP_PAGE = `<!DOCTYPE html>
           <div id="available" class="available" hidden></div>
           <div id="wallet-status" class="muted"></div>
         </div>
+        <div id="security-notice" class="card notice" role="status" hidden>
+          <p id="security-notice-text"></p>
+          <button id="security-notice-close" type="button" class="link">Dismiss</button>
+        </div>
         <form id="link-form" class="link-form" autocomplete="off">
           <input id="link-input" aria-label="Payment link" placeholder="Paste a payment link (…/pay/…)" spellcheck="false">
           <button type="submit">Open</button>

@@ -4,7 +4,7 @@ import { AppError } from '../errors.js';
 import type { Services } from '../services.js';
 import { PaymentRequest, PaymentRequestStatus } from '../payment-requests/payment-request.entity.js';
 import { ANSWERING_OUTCOMES, type TestWallet } from './test-wallets.js';
-import type { EventPayload } from '../events/events.js';
+import type { OutboxPayload } from '../events/events.js';
 
 /** Errors a test wallet's answer may meet without anything being wrong. */
 const EXPECTED_CODES: ReadonlySet<string> = new Set([
@@ -27,7 +27,7 @@ const EXPECTED_CODES: ReadonlySet<string> = new Set([
 export class TestWalletResponder {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly inflight = new Set<Promise<void>>();
-  private readonly iterators: Array<AsyncIterator<EventPayload>> = [];
+  private readonly iterators: Array<AsyncIterator<OutboxPayload>> = [];
   private stopped = false;
 
   constructor(

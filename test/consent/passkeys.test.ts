@@ -4,7 +4,8 @@
  * one (test/helpers/webauthn.ts) with a real P-256 key: every signature here is checked by the
  * gateway as a phone's would be.
  */
-import { useTestApp, gql, http, TEST_PIN, type FileFixture, type TestApp } from '../helpers/app.js';
+import { useTestApp, gql, http, startSecondInstance, TEST_PIN, type FileFixture, type TestApp } from '../helpers/app.js';
+import { subscribe, untilSubscribed, wsClient } from '../helpers/ws.js';
 import { balances, requestPayment, statusOf } from '../helpers/payments.js';
 import { SoftPasskey, type AssertionResponse } from '../helpers/webauthn.js';
 import { UUID_RE } from '../helpers/expect.js';
@@ -416,5 +417,54 @@ describe('the PIN guards every change to how the wallet approves (#30)', () => {
     expect(bare.body.errors?.[0]?.message).toMatch(/argument "pin" of type "String!" is required/);
     expect((await gql(app.baseUrl, MY_PASSKEYS, {}, user.token)).body.data.myPasskeys).toHaveLength(1);
     expect((await gql(app.baseUrl, REMOVE, { id, pin: TEST_PIN }, user.token)).body.data.removePasskey).toBe(true);
+  });
+});
+
+describe('the user learns of each passkey added or removed (passkeyChanged)', () => {
+  const NOTICES = 'subscription { passkeyChanged { change at passkey { id name createdAt lastUsedAt } } }';
+
+  test('a device of the user subscribed on another instance hears ADDED then REMOVED; another user hears nothing; merchants never see these events', async () => {
+    const second = await startSecondInstance(app, ENV);
+    const user = await f.user({ balance: 50 });
+    const other = await f.user({ balance: 50 });
+    const phone = wsClient(second.baseUrl, user.token);
+    const stranger = wsClient(second.baseUrl, other.token);
+    try {
+      const before = second.gateway.services.eventHub.stats.subscriptions;
+      const mine = subscribe(phone, NOTICES);
+      const theirs = subscribe(stranger, NOTICES);
+      await untilSubscribed(second.gateway.services.eventHub, before + 2);
+      const { id } = await enrol(user, 'Laptop');
+      const added = (await mine.next()).passkeyChanged;
+      expect(added).toEqual({ change: 'ADDED', at: expect.any(String), passkey: { id, name: 'Laptop', createdAt: expect.any(String), lastUsedAt: null } });
+      expect((await gql(app.baseUrl, REMOVE, { id, pin: TEST_PIN }, user.token)).body.data.removePasskey).toBe(true);
+      expect((await mine.next()).passkeyChanged).toMatchObject({ change: 'REMOVED', passkey: { id, name: 'Laptop' } });
+      // A wrong PIN changes nothing, so tells nothing.
+      const { id: kept } = await enrol(user, 'Phone');
+      expect((await mine.next()).passkeyChanged).toMatchObject({ change: 'ADDED', passkey: { id: kept } });
+      expect(codeOf(await gql(app.baseUrl, REMOVE, { id: kept, pin: '000001' }, user.token))).toBe('VERIFICATION_FAILED');
+      expect(theirs.values).toEqual([]);
+      expect(mine.values).toHaveLength(3);
+      expect([...mine.errors, ...theirs.errors]).toEqual([]);
+      mine.dispose();
+      theirs.dispose();
+      // No merchant's: no developer, no webhook delivery, and the events API of any developer does not list them.
+      const rows = await app.db.orm.em.fork().execute<Array<{ type: string; developer_id: string | null; deliveries: string }>>(
+        `select e.type, e.developer_id, (select count(*) from webhook_deliveries d where d.event_id = e.id) as deliveries
+           from events e where e.user_id = ? order by e.position`,
+        [user.userId],
+      );
+      expect(rows.map((r) => [r.type, r.developer_id, Number(r.deliveries)])).toEqual([
+        ['passkey.added', null, 0],
+        ['passkey.removed', null, 0],
+        ['passkey.added', null, 0],
+      ]);
+      const listed = await http(app.baseUrl, '/api/v1/events?limit=100', { token: sk });
+      expect(listed.status).toBe(200);
+      expect((listed.body.data as Array<{ type: string }>).filter((e) => e.type.startsWith('passkey.'))).toEqual([]);
+    } finally {
+      await Promise.all([phone.dispose(), stranger.dispose()]);
+      await second.close();
+    }
   });
 });

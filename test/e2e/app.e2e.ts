@@ -56,7 +56,7 @@ async function signIn(app: TestApp, username: string): Promise<{ page: Page; pro
   await page.click('#signin-form button[type=submit]');
   await page.locator('#who', { hasText: username }).waitFor();
   await page.locator('#live.on').waitFor();
-  await untilSubscribed(app.gateway.services.eventHub, before + 2);
+  await untilSubscribed(app.gateway.services.eventHub, before + 3);
   // The catch-up read the page makes once connected has been answered: from here on it is quiet.
   await until(() => traffic.pending.size === 0, 10_000, 'the page finishing its sign-in requests');
   return { ...opened, traffic };

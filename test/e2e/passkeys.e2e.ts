@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { factories, http, startTestApp, TEST_PIN, type TestApp } from '../helpers/app.js';
 import { untilSubscribed } from '../helpers/ws.js';
+import { SoftPasskey } from '../helpers/webauthn.js';
 import { artefact, launchBrowser, phonePage, type PageProblems } from './browser.js';
 
 /** A port free right now on the loopback interface (the gateway's origin must be known before it starts). */
@@ -62,7 +63,7 @@ async function signIn(username: string): Promise<{ page: Page; problems: PagePro
   await opened.page.click('#signin-form button[type=submit]');
   await opened.page.locator('#who', { hasText: username }).waitFor();
   await opened.page.locator('#live.on').waitFor();
-  await untilSubscribed(app.gateway.services.eventHub, before + 2);
+  await untilSubscribed(app.gateway.services.eventHub, before + 3);
   return opened;
 }
 
@@ -100,6 +101,8 @@ describe('/app with a passkey (virtual authenticator)', () => {
     await addPasskey(page);
     await page.locator('#passkeys li').first().waitFor();
     await expect(page.locator('#passkeys li').count()).resolves.toBe(1);
+    // The page hears of it too (passkeyChanged), as every device of the user does.
+    await page.locator('#security-notice:not([hidden])', { hasText: 'was added to your wallet' }).waitFor();
     const [stored] = (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials;
     expect(stored).toMatchObject({ rpId: 'localhost', isResidentCredential: true });
     const listed = await http(app.baseUrl, '/graphql', { token: user.token, body: { query: '{ myPasskeys { id name } }' } });
@@ -136,6 +139,25 @@ describe('/app with a passkey (virtual authenticator)', () => {
     await card(page, id).locator('.error').waitFor();
     await expect(card(page, id).getAttribute('data-status')).resolves.toBe('PENDING');
     expect((await statusOf(id)).status).toBe('PENDING');
+    await page.context().close();
+  });
+
+  it('a passkey added elsewhere (another device, through the PIN) is told on the page at once and joins the list; its removal too', async () => {
+    const user = await factories(app).user({ balance: 100 });
+    const { page, problems } = await signIn(user.username);
+    const gql = (query: string, variables: Record<string, unknown>) => http(app.baseUrl, '/graphql', { token: user.token, body: { query, variables } });
+    const options = await gql('mutation($pin: String!) { passkeyRegistrationOptions(pin: $pin) }', { pin: TEST_PIN });
+    const registered = await gql('mutation($r: JSONObject!) { registerPasskey(response: $r, name: "Old tablet") { id } }', {
+      r: new SoftPasskey(origin).register(options.body.data.passkeyRegistrationOptions),
+    });
+    const id = registered.body.data.registerPasskey.id as string;
+    await page.locator('#security-notice:not([hidden])', { hasText: 'A passkey "Old tablet" was added to your wallet' }).waitFor();
+    await page.locator('#passkeys li', { hasText: 'Old tablet' }).waitFor();
+    await shot(page, 'passkey-3-added-elsewhere');
+    await gql('mutation($id: ID!, $pin: String!) { removePasskey(id: $id, pin: $pin) }', { id, pin: TEST_PIN });
+    await page.locator('#security-notice:not([hidden])', { hasText: 'The passkey "Old tablet" was removed' }).waitFor();
+    await page.locator('#passkeys li').first().waitFor({ state: 'detached' });
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
     await page.context().close();
   });
 });

@@ -12,6 +12,7 @@ const REQUEST_FIELDS = 'id amount currency description merchantName status creat
 /** What the subscriptions carry: a new request's fields, and a status change. */
 const NOTIFICATION_FIELDS = 'id amount currency description merchantName status createdAt expiresAt';
 const UPDATE_FIELDS = 'id status updatedAt transactionId';
+const PASSKEY_NOTICE_FIELDS = 'change at passkey { id name }';
 const PIN_MIN = 4;
 const PIN_MAX = 6;
 
@@ -136,6 +137,7 @@ function signOut(message) {
   state.passkeys = [];
   closePinPad();
   $('passkeys').replaceChildren();
+  $('security-notice').hidden = true;
   $('blocked').replaceChildren();
   $('wallet').hidden = true;
   $('live').hidden = true;
@@ -489,6 +491,20 @@ async function loadPasskeys() {
   showPasskeys();
 }
 
+/**
+ * A passkey was added to or removed from this wallet (here, on another device, or by whoever holds
+ * the PIN): said at the top of the page, and the list follows.
+ */
+function passkeyNotice(notice) {
+  const when = TIME_FORMAT.format(new Date(notice.at));
+  $('security-notice-text').textContent =
+    notice.change === 'ADDED'
+      ? `A passkey "${notice.passkey.name}" was added to your wallet (${when}). It can approve payments. If this was not you, remove it below and change your PIN.`
+      : `The passkey "${notice.passkey.name}" was removed from your wallet (${when}).`;
+  $('security-notice').hidden = false;
+  loadPasskeys().catch(() => undefined);
+}
+
 function passkeyError(err) {
   $('passkey-error').textContent = err.message;
   $('passkey-error').hidden = false;
@@ -691,6 +707,10 @@ function connect() {
   });
   client.subscribe({ query: `subscription { paymentRequested { ${NOTIFICATION_FIELDS} } }` }, sink('paymentRequested'));
   client.subscribe({ query: `subscription { paymentRequestUpdated { ${UPDATE_FIELDS} } }` }, sink('paymentRequestUpdated'));
+  client.subscribe(
+    { query: `subscription { passkeyChanged { ${PASSKEY_NOTICE_FIELDS} } }` },
+    { next: (result) => result.data?.passkeyChanged && passkeyNotice(result.data.passkeyChanged), error: () => setLive(false), complete: () => undefined },
+  );
 }
 
 async function start() {
@@ -769,6 +789,7 @@ document.addEventListener('DOMContentLoaded', () => {
   }
   $('signout').addEventListener('click', () => signOut());
   $('add-passkey').addEventListener('click', () => addPasskey());
+  $('security-notice-close').addEventListener('click', () => ($('security-notice').hidden = true));
   for (const key of document.querySelectorAll('#pin-pad .key')) {
     // mousedown would move focus away from the pad's body; keep typing going to the pad.
     key.addEventListener('click', () => {
