@@ -44,8 +44,10 @@ async function linkPage(config: Config, pr: PublicPaymentRequest): Promise<strin
   const open = pr.status === 'PENDING';
   return page(
     `Pay ${pr.merchantName}`,
-    `<p class="muted">Payment request from</p><h1>${escapeHtml(pr.merchantName)}</h1>
-<p class="amount">${escapeHtml(amount)}</p><p>${escapeHtml(pr.description)}</p>
+    // The merchant's text in <bdi>: isolated from the page's direction, so it cannot reorder what
+    // surrounds it (the gateway also refuses bidirectional controls in it at creation).
+    `<p class="muted">Payment request from</p><h1><bdi>${escapeHtml(pr.merchantName)}</bdi></h1>
+<p class="amount">${escapeHtml(amount)}</p><p><bdi>${escapeHtml(pr.description)}</bdi></p>
 ${
   open
     ? `<a class="open" href="${escapeHtml(appLink)}">Open in wallet app</a>

@@ -23,6 +23,35 @@ const NOT_PRINTABLE =
 
 const length = (s: string): number => [...s].length;
 
+/** Tab, line feed and carriage return: the only controls free text (a description) may hold. */
+const LINE_BREAKS_AND_TABS = /[\t\n\r]/g;
+
+/**
+ * Whether text the payer reads (`merchantName`, `description`) holds a character that is not
+ * printable by the rule of `reference` (NOT_PRINTABLE: controls, bidirectional and zero-width
+ * controls, other invisible format characters, ...), tab, line feed and carriage return aside. A
+ * right-to-left override would make "Shop …\u202Egnp.exe" read "exe.png" on the app, the PIN pad,
+ * /pay and in the signed consent receipt. The OpenAPI document's patterns of both fields say the
+ * same (test/openapi/patterns.test.ts).
+ */
+function hasHiddenCharacters(text: string): boolean {
+  return NOT_PRINTABLE.test(text.replace(LINE_BREAKS_AND_TABS, ''));
+}
+
+/**
+ * A text field of a create (`walletId`, `description`, `merchantName`): trimmed, 1..max characters
+ * (Unicode code points, as PostgreSQL counts them), nothing hidden (above); else BAD_USER_INPUT
+ * naming the field. The OpenAPI document's patterns of these fields say exactly this.
+ */
+export function requireText(value: unknown, field: string, max: number): string {
+  if (typeof value !== 'string') throw badInput(`${field} must be a string`);
+  const text = value.trim();
+  if (text.length === 0) throw badInput(`${field} must not be empty`);
+  if ([...text].length > max) throw badInput(`${field} must be at most ${max} characters`);
+  if (hasHiddenCharacters(text)) throw badInput(`${field} must not contain control, invisible or bidirectional characters`);
+  return text;
+}
+
 /**
  * Checks the optional `reference` (1-64 printable characters, kept as sent; not unique) and
  * `metadata` (at most 20 keys of 1-40 printable characters, string values of at most 500

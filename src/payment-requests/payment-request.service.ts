@@ -5,7 +5,7 @@ import { AppError, MerchantBlockedError, TooManyPendingError, badInput, notFound
 import { parseAmount } from '../money.js';
 import type { EventType } from '../events/events.js';
 import { appendEvents, appendSql, appended, draftEvents, type NewEvent } from '../events/append.js';
-import { parseMerchantFields } from './merchant-fields.js';
+import { parseMerchantFields, requireText } from './merchant-fields.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { movePayment, placeHold, type MerchantSide } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
@@ -74,17 +74,6 @@ function parseCapture(value: unknown): CaptureMode {
 function requireCode(code: unknown): string {
   if (typeof code !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(code)) throw notFound('Payment request not found');
   return code;
-}
-
-/** Trimmed text of 1..max characters (Unicode code points, as PostgreSQL counts them), no control characters. */
-function requireText(value: unknown, field: string, max: number): string {
-  if (typeof value !== 'string') throw badInput(`${field} must be a string`);
-  const text = value.trim();
-  if (text.length === 0) throw badInput(`${field} must not be empty`);
-  if ([...text].length > max) throw badInput(`${field} must be at most ${max} characters`);
-  // eslint-disable-next-line no-control-regex -- exactly what is refused here
-  if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F]/.test(text)) throw badInput(`${field} must not contain control characters`);
-  return text;
 }
 
 const READ_COLUMNS = paymentRequestColumns('pr');

@@ -144,6 +144,30 @@ describe('GET /app in development', () => {
     await page.context().close();
   });
 
+  it("merchant text is isolated (<bdi>) on the card, the PIN pad and the block question: a right-to-left name cannot reorder the amount beside it", async () => {
+    const user = await factories(app).user({ balance: 50 });
+    const { page, problems, traffic } = await signIn(app, user.username);
+    const name = 'מסעדה 7';
+    const { paymentRequestId: id } = await arrivesLive(page, traffic, () => requestPayment(app, sk, user.walletId, 9, 'ארוחה 2', name));
+    await expect(card(page, id).locator('bdi.merchant').textContent()).resolves.toBe(name);
+    await expect(card(page, id).locator('.description bdi').textContent()).resolves.toBe('ארוחה 2');
+    await card(page, id).locator('button.approve').click();
+    await page.locator('#pin-pad').waitFor();
+    await expect(page.locator('#pin-for bdi').textContent()).resolves.toBe(name);
+    await expect(page.locator('#pin-for').textContent()).resolves.toBe(`Pay ETB 9.00 to ${name}`);
+    await page.keyboard.press('Escape');
+    await card(page, id).locator('button.block').click();
+    await expect(card(page, id).locator('.confirm p bdi').textContent()).resolves.toBe(name);
+    // What the gateway would not let through at all: a right-to-left override in the name.
+    const refused = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
+      token: sk,
+      body: { walletId: user.walletId, amount: 1, description: 'x', merchantName: 'Shop \u202Egnp.exe' },
+    });
+    expect(refused.status).toBe(400);
+    expect(problems).toEqual({ errors: [], cspViolations: [] });
+    await page.context().close();
+  });
+
   it('rejecting on the page: REST reads REJECTED without a transaction, the balance is unchanged', async () => {
     const user = await factories(app).user({ balance: 50 });
     const { page, problems, traffic } = await signIn(app, user.username);

@@ -298,7 +298,9 @@ describe('GET /pay/{code}', () => {
       expect(res.headers.get('content-type')).toMatch(/^text\/html/);
       expect(res.headers.get('content-security-policy')).toMatch(/default-src 'none'/);
       const html = await res.text();
-      expect(html).toContain('Café &lt;b&gt;&amp;&lt;/b&gt;');
+      // Merchant text is isolated from the page's direction (<bdi>): it cannot reorder what follows it.
+      expect(html).toContain('<h1><bdi>Café &lt;b&gt;&amp;&lt;/b&gt;</bdi></h1>');
+      expect(html).toMatch(/<p><bdi>[^<]+<\/bdi><\/p>/);
       expect(html).toContain('12.50 ETB');
       expect(html).toContain(`href="examplewallet://pay?c=${code}"`);
       expect(html).toMatch(/<svg[\s\S]*<\/svg>/);

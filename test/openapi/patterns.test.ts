@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openApi } from '../helpers/openapi.js';
-import { parseMerchantFields } from '../../src/payment-requests/merchant-fields.js';
+import { parseMerchantFields, requireText } from '../../src/payment-requests/merchant-fields.js';
 
 // The document's `pattern`s are read by tools outside JavaScript too (schemathesis, generated
 // clients in other languages). Each must mean the same there as in ECMAScript with the `u` flag
@@ -35,6 +35,7 @@ const SAMPLES: string[] = [
   'order-1001', 'order-1001\n', 'idem-key-1', ' idem', 'idem ',
   '\u001c', '\u001cabc', 'abc\u001c', '\u0085', 'abc\u0085', '\u0085abc', '\u00a0abc\u00a0', '\ufeffabc', 'abc\ufeff',
   '\u00ad', 'a\u00adb', 'a\u200bb', '\u200e', 'a\u2028b', '\u2028abc', 'a\u0600', '\ue000', 'a\uf8ffb', 'a\u0000b', 'a\u007fb', 'a\u009fb',
+  'Shop \u202Egnp.exe', 'a\u2066b\u2069', 'a\u200fb', 'a\u061cb', 'a\u2060b', ' a\u200b ', 'a\tb\nc\rd', 'a\u000bb', 'a\u2028b\u2029c', '\u3000abc\u3000',
   'é', 'Ñandú', '日本語', '😀', 'a😀b', '😀'.repeat(40), '😀'.repeat(64), '\u{e0001}', '\u{f0000}', '\u{10ffff}',
 ];
 
@@ -79,5 +80,21 @@ test('the document\'s reference and metadata-key patterns are exactly the rule t
     const chars = [...s].length;
     expect([s, accepted('reference', s)]).toEqual([s, reference.test(s) && chars >= 1 && chars <= 64]);
     expect([s, accepted('key', s)]).toEqual([s, key.test(s) && chars >= 1 && chars <= 40]);
+  }
+});
+
+test("the document's walletId, description and merchantName patterns are exactly the rule the gateway applies (nothing hidden in what the payer reads)", () => {
+  const fields = openApi.components.schemas.PaymentRequest.properties;
+  for (const [field, max] of [['walletId', 64], ['description', 255], ['merchantName', 100]] as const) {
+    const pattern = new RegExp(fields[field].pattern, 'u');
+    for (const s of SAMPLES) {
+      let accepted = true;
+      try {
+        requireText(s, field, max);
+      } catch {
+        accepted = false;
+      }
+      expect([field, s, accepted]).toEqual([field, s, pattern.test(s) && [...s].length >= 1 && [...s.trim()].length <= max]);
+    }
   }
 });

@@ -1,6 +1,6 @@
 // POST /api/v1/wallet/request-payment: every input rule of SPEC §7 is a 400 with the Error body,
 // and a refused call creates nothing.
-import { useTestApp, factories, http, type TestApp } from '../helpers/app.js';
+import { useTestApp, factories, gql, http, type TestApp } from '../helpers/app.js';
 import { expectError, type HttpResult } from '../helpers/expect.js';
 import { countRows, requestPayment, requestPaymentRaw, validBody, type PaymentRequestBody, REST_TEST_ENV } from '../helpers/rest.js';
 
@@ -195,6 +195,69 @@ describe('text fields', () => {
       expect(res.body).toEqual({ statusCode: 400, message: `${field} must not contain control characters` });
     });
   }
+
+  // What the payer reads is what was sent (#30): the invisible and bidirectional controls
+  // `reference` refuses are refused in the text the payer reads, at both creates, and nothing is made.
+  const HIDDEN: Array<[string, string]> = [
+    ['right-to-left override', 'Shop \u202Egnp.exe'],
+    ['C0 control (BEL)', 'Sh\u0007op'],
+    ['vertical tab inside', 'Sh\u000Bop'],
+    ['left-to-right isolate', 'Shop\u2066x\u2069'],
+    ['right-to-left mark', 'Shop\u200F'],
+    ['zero-width space', 'Sh\u200Bop'],
+    ['zero-width joiner', 'Sh\u200Dop'],
+    ['soft hyphen', 'Sh\u00ADop'],
+    ['byte order mark inside', 'Sh\uFEFFop'],
+    ['word joiner', 'Sh\u2060op'],
+    ['C1 control (NEL)', 'Sh\u0085op'],
+    ['Arabic letter mark', 'Sh\u061Cop'],
+    ['private use', 'Sh\uE000op'],
+  ];
+  for (const path of ['/api/v1/wallet/request-payment', '/api/v1/wallet/payment-links']) {
+    for (const field of ['description', 'merchantName'] as const) {
+      test(`${path}: ${field} with an invisible or bidirectional control is a 400 that names it, and nothing is created`, async () => {
+        const [{ n: before }] = await app.db.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from payment_requests');
+        for (const [what, text] of HIDDEN) {
+          const res = await http(app.baseUrl, path, { token: dev.secretKey, body: { ...base(), ...(path.endsWith('links') ? { walletId: undefined } : {}), [field]: text } });
+          expect({ what, status: res.status, body: res.body }).toEqual({
+            what,
+            status: 400,
+            body: { statusCode: 400, message: `${field} must not contain control, invisible or bidirectional characters` },
+          });
+        }
+        const [{ n: after }] = await app.db.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from payment_requests');
+        expect(after).toBe(before);
+      });
+    }
+  }
+
+  test('GraphQL (requestPayment, createPaymentLink): the same refusal is BAD_USER_INPUT naming the field, and nothing is created', async () => {
+    const [{ n: before }] = await app.db.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from payment_requests');
+    const request = 'mutation($input: RequestPaymentInput!) { requestPayment(input: $input) { paymentRequestId } }';
+    const link = 'mutation($input: PaymentLinkInput!) { createPaymentLink(input: $input) { paymentRequestId } }';
+    for (const [query, input] of [
+      [request, { ...base(), merchantName: 'Shop \u202Egnp.exe' }],
+      [request, { ...base(), description: 'Order\u2066 7' }],
+      [link, { amount: 1, description: 'ok', merchantName: 'Shop \u202Egnp.exe' }],
+      [link, { amount: 1, description: 'Order\u200B 7', merchantName: 'Shop' }],
+    ] as const) {
+      const res = await gql(app.baseUrl, query, { input }, dev.secretKey);
+      const field = 'merchantName' in input && input.merchantName !== 'Shop' ? 'merchantName' : 'description';
+      expect({ code: res.body.errors?.[0]?.extensions?.code, message: res.body.errors?.[0]?.message }).toEqual({
+        code: 'BAD_USER_INPUT',
+        message: `${field} must not contain control, invisible or bidirectional characters`,
+      });
+    }
+    const [{ n: after }] = await app.db.orm.em.fork().execute<Array<{ n: string }>>('select count(*) as n from payment_requests');
+    expect(after).toBe(before);
+  });
+
+  test('line breaks and tabs inside a description stay allowed; white space around it is trimmed, a BOM around it too', async () => {
+    const res = await post({ ...base(), description: '\uFEFF Two flat whites\n\tand a croissant ', merchantName: 'Café Ñandú 日本' });
+    expect(res.status).toBe(200);
+    const read = await http(app.baseUrl, `/api/v1/wallet/payment-request/${res.body.paymentRequestId}`, { token: dev.secretKey });
+    expect(read.body).toMatchObject({ description: 'Two flat whites\n\tand a croissant', merchantName: 'Café Ñandú 日本' });
+  });
 
   test('lengths count characters, not UTF-16 units: 255 emoji are a valid description, 256 are not', async () => {
     expect((await post({ ...base(), description: '😀'.repeat(255) })).status).toBe(200);

@@ -58,6 +58,20 @@ function el(tag, className, text) {
   return node;
 }
 
+/**
+ * Text someone else wrote (a merchant's name or description, a passkey's name) in a <bdi>: isolated
+ * from the page's direction, so it cannot reorder the words around it (the gateway also refuses
+ * bidirectional controls in merchant text).
+ */
+const bdi = (text, className) => el('bdi', className, text);
+
+/** A sentence of plain strings and isolated pieces (nodes). */
+function sentence(tag, className, parts) {
+  const node = el(tag, className);
+  node.append(...parts);
+  return node;
+}
+
 const AMOUNT_FORMAT = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
 /** An amount without its currency, the same everywhere: `1,234.50`. */
@@ -180,9 +194,9 @@ function card(request) {
   li.dataset.id = request.id;
   li.dataset.status = request.status;
   const head = el('div', 'request-head');
-  head.append(el('span', 'merchant', request.merchantName), el('span', 'status', STATUS_WORDS[request.status] ?? request.status));
+  head.append(bdi(request.merchantName, 'merchant'), el('span', 'status', STATUS_WORDS[request.status] ?? request.status));
   const amount = el('div', 'request-amount', money(request.amount, request.currency));
-  const description = el('div', 'description', request.description);
+  const description = sentence('div', 'description', [bdi(request.description)]);
   const timer = el('div', 'expires');
   const error = el('p', 'error');
   error.setAttribute('role', 'alert');
@@ -201,7 +215,7 @@ function card(request) {
   const block = el('button', 'link block', 'Block merchant');
   const report = el('button', 'link report', 'Report');
   block.type = report.type = 'button';
-  block.addEventListener('click', () => confirmThen(li, `Block ${request.merchantName}? It will no longer be able to ask you for money.`, 'Block', () => blockMerchant(request.id)));
+  block.addEventListener('click', () => confirmThen(li, ['Block ', bdi(request.merchantName), '? It will no longer be able to ask you for money.'], 'Block', () => blockMerchant(request.id)));
   report.addEventListener('click', () => confirmThen(li, 'Report this request as unwanted? It will be rejected and our team told.', 'Report', () => reportRequest(request.id)));
   tools.append(block, report);
   const confirm = el('div', 'confirm');
@@ -210,7 +224,7 @@ function card(request) {
   return li;
 }
 
-/** Asks on the card before an action that cannot be undone there (block, report). */
+/** Asks on the card before an action that cannot be undone there (block, report); `question`: text, or parts of a sentence. */
 function confirmThen(li, question, label, action) {
   const box = li.querySelector('.confirm');
   const yes = el('button', 'danger', label);
@@ -225,7 +239,7 @@ function confirmThen(li, question, label, action) {
     action();
   });
   no.addEventListener('click', close);
-  box.replaceChildren(el('p', '', question), yes, no);
+  box.replaceChildren(sentence('p', '', Array.isArray(question) ? question : [question]), yes, no);
   box.hidden = false;
   yes.focus();
 }
@@ -356,7 +370,7 @@ function showDigits() {
 function openPinPad(id, from) {
   const entry = state.requests.get(id);
   if (!entry || entry.request.status !== 'PENDING') return;
-  askPin(id, `Pay ${money(entry.request.amount, entry.request.currency)} to ${entry.request.merchantName}`, from, {
+  askPin(id, [`Pay ${money(entry.request.amount, entry.request.currency)} to `, bdi(entry.request.merchantName)], from, {
     verify: async (pin) => (await graphql(APPROVE, { id, verification: { pin } })).approvePaymentRequest,
     then: (request) => approved(request),
     fail: (err) => {
@@ -366,7 +380,7 @@ function openPinPad(id, from) {
   });
 }
 
-/** Opens the pad for `purpose` (the words under its title say what the PIN confirms). */
+/** Opens the pad for `purpose` (the words under its title say what the PIN confirms: text, or parts of a sentence). */
 function askPin(purpose, words, from, { verify, then, fail }) {
   pad.id = purpose;
   pad.digits = '';
@@ -375,7 +389,7 @@ function askPin(purpose, words, from, { verify, then, fail }) {
   pad.then = then;
   pad.fail = fail;
   pad.returnFocus = from ?? document.activeElement;
-  $('pin-for').textContent = words;
+  $('pin-for').replaceChildren(...(Array.isArray(words) ? words : [words]));
   $('pin-error').hidden = true;
   showDigits();
   $('pin-pad').hidden = false;
@@ -464,7 +478,7 @@ function showPasskeys() {
     ...state.passkeys.map((p) => {
       const li = el('li', 'passkey-item');
       const text = el('div', 'grow');
-      text.append(el('div', 'name', p.name), el('div', 'muted small', p.lastUsedAt ? `Last used ${TIME_FORMAT.format(new Date(p.lastUsedAt))}` : `Added ${TIME_FORMAT.format(new Date(p.createdAt))}`));
+      text.append(sentence('div', 'name', [bdi(p.name)]), el('div', 'muted small', p.lastUsedAt ? `Last used ${TIME_FORMAT.format(new Date(p.lastUsedAt))}` : `Added ${TIME_FORMAT.format(new Date(p.createdAt))}`));
       const remove = el('button', 'link remove', 'Remove');
       remove.type = 'button';
       remove.setAttribute('aria-label', `Remove passkey ${p.name}`);
@@ -497,10 +511,12 @@ async function loadPasskeys() {
  */
 function passkeyNotice(notice) {
   const when = TIME_FORMAT.format(new Date(notice.at));
-  $('security-notice-text').textContent =
-    notice.change === 'ADDED'
-      ? `A passkey "${notice.passkey.name}" was added to your wallet (${when}). It can approve payments. If this was not you, remove it below and change your PIN.`
-      : `The passkey "${notice.passkey.name}" was removed from your wallet (${when}).`;
+  const name = bdi(notice.passkey.name);
+  $('security-notice-text').replaceChildren(
+    ...(notice.change === 'ADDED'
+      ? ['A passkey "', name, `" was added to your wallet (${when}). It can approve payments. If this was not you, remove it below and change your PIN.`]
+      : ['The passkey "', name, `" was removed from your wallet (${when}).`]),
+  );
   $('security-notice').hidden = false;
   loadPasskeys().catch(() => undefined);
 }
@@ -551,7 +567,7 @@ function addPasskey() {
 /** Remove a passkey: confirmed with the PIN. */
 function removePasskey(passkey, from) {
   $('passkey-error').hidden = true;
-  askPin('passkeys', `Remove the passkey ${passkey.name}`, from, {
+  askPin('passkeys', ['Remove the passkey ', bdi(passkey.name)], from, {
     verify: (pin) => graphql('mutation($id: ID!, $pin: String!) { removePasskey(id: $id, pin: $pin) }', { id: passkey.id, pin }),
     then: () => loadPasskeys().catch(passkeyError),
     fail: (err) => passkeyError(err),
@@ -590,7 +606,7 @@ function showBlocked(blocked) {
       const li = el('li', 'blocked-item');
       li.dataset.id = b.id;
       const text = el('div', 'grow');
-      text.append(el('div', 'name', b.merchantName), el('div', 'muted small', `Blocked ${TIME_FORMAT.format(new Date(b.blockedAt))}`));
+      text.append(sentence('div', 'name', [bdi(b.merchantName)]), el('div', 'muted small', `Blocked ${TIME_FORMAT.format(new Date(b.blockedAt))}`));
       const unblock = el('button', 'link unblock', 'Unblock');
       unblock.type = 'button';
       unblock.setAttribute('aria-label', `Unblock ${b.merchantName}`);

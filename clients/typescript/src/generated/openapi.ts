@@ -1837,8 +1837,8 @@ export interface components {
         PaymentRequest: {
             /**
              * @description The wallet identifier returned by `GET /api/v1/account/{identifier}`: 1-64 characters
-             *     after trimming surrounding white space, no control characters other than tab, line feed
-             *     and carriage return.
+             *     after trimming surrounding white space; no control characters other than tab, line feed
+             *     and carriage return, and none of the invisible or bidirectional characters `reference` refuses.
              * @example wlt_4fQ9bT2mXc8LrA1sVd7kPz0e
              */
             walletId: string;
@@ -1852,13 +1852,17 @@ export interface components {
             amount: number;
             /**
              * @description What the payment is for, shown to the user: 1-255 characters after trimming surrounding
-             *     white space, no control characters other than tab, line feed and carriage return.
+             *     white space; no control characters other than tab, line feed and carriage return, and none
+             *     of the invisible or bidirectional characters `reference` refuses (a right-to-left override,
+             *     zero-width characters, a soft hyphen, ...): what the payer reads is what you sent.
              * @example Order #1001
              */
             description: string;
             /**
-             * @description Your merchant or company name as the user sees it: 1-100 characters after trimming
-             *     surrounding white space, no control characters other than tab, line feed and carriage return.
+             * @description Your merchant or company name as the user sees it (and as the consent receipt signs it):
+             *     1-100 characters after trimming surrounding white space; no control characters other than
+             *     tab, line feed and carriage return, and none of the invisible or bidirectional characters
+             *     `reference` refuses.
              * @example Acme Coffee
              */
             merchantName: string;
@@ -2963,7 +2967,7 @@ export interface operations {
             /**
              * @description The input is invalid (a missing, unknown or mistyped field; an amount below 0.01, above
              *     1,000,000 or with more than 2 decimal places; a description or merchant name that is
-             *     empty or too long; an `expiresInSeconds` that is not an integer from 60 to 86,400; a
+             *     empty, too long, or holds a control, invisible or bidirectional character; an `expiresInSeconds` that is not an integer from 60 to 86,400; a
              *     `capture` other than `AUTOMATIC` or `MANUAL`; a body that is not a JSON object), or the wallet is not active.
              */
             400: components["responses"]["BadRequest"];
