@@ -2312,7 +2312,9 @@ export interface components {
         };
         /**
          * TimeFilter
-         * @description An RFC 3339 date (its midnight UTC) or date-time.
+         * @description An RFC 3339 date (its midnight UTC) or date-time. A date-time's UTC offset is `Z` or ±00:00
+         *     to ±15:59 (the range the database keeps); the offsets ±16:00 to ±23:59, valid RFC 3339, are
+         *     answered with 400, as any other time that is not one of these.
          * @example 2026-11-22
          * @example 2026-11-22T18:00:00Z
          */
@@ -3483,12 +3485,12 @@ export interface operations {
                 /** @description Only requests with this `reference` (given at creation). */
                 reference?: components["schemas"]["Reference"];
                 /**
-                 * @description Only requests created at or after this time, an RFC 3339 date (its midnight UTC) or date-time: `2026-11-22`, `2026-11-22T18:00:00Z`, `2026-11-22T21:00:00+03:00`.
+                 * @description Only requests created at or after this time, an RFC 3339 date (its midnight UTC) or date-time: `2026-11-22`, `2026-11-22T18:00:00Z`, `2026-11-22T21:00:00+03:00`. A date-time's UTC offset is `Z` or ±00:00 to ±15:59; ±16:00 to ±23:59 (valid RFC 3339, beyond the database's range) answer 400.
                  * @example 2026-11-22T00:00:00Z
                  */
                 createdFrom?: components["schemas"]["TimeFilter"];
                 /**
-                 * @description Only requests created before this time (an RFC 3339 date or date-time, as `createdFrom`).
+                 * @description Only requests created before this time (an RFC 3339 date or date-time, as `createdFrom`). A date-time's UTC offset is `Z` or ±00:00 to ±15:59; ±16:00 to ±23:59 (valid RFC 3339, beyond the database's range) answer 400.
                  * @example 2026-11-23T00:00:00Z
                  */
                 createdTo?: components["schemas"]["TimeFilter"];
@@ -3588,9 +3590,9 @@ export interface operations {
                 type?: components["schemas"]["BalanceTransactionType"];
                 /** @description Only the entries this payout holds, and its own `payout` entry. */
                 payoutId?: string;
-                /** @description Only entries made at or after this time (an RFC 3339 date or date-time). */
+                /** @description Only entries made at or after this time (an RFC 3339 date or date-time). A date-time's UTC offset is `Z` or ±00:00 to ±15:59; ±16:00 to ±23:59 (valid RFC 3339, beyond the database's range) answer 400. */
                 createdFrom?: components["schemas"]["TimeFilter"];
-                /** @description Only entries made before this time (an RFC 3339 date or date-time). */
+                /** @description Only entries made before this time (an RFC 3339 date or date-time). A date-time's UTC offset is `Z` or ±00:00 to ±15:59; ±16:00 to ±23:59 (valid RFC 3339, beyond the database's range) answer 400. */
                 createdTo?: components["schemas"]["TimeFilter"];
                 /** @description The `nextAfter` of the previous page (a balance transaction id). */
                 after?: string;
@@ -3637,9 +3639,9 @@ export interface operations {
             query?: {
                 /** @description Only payouts in this status. */
                 status?: components["schemas"]["PayoutStatus"];
-                /** @description Only payouts made at or after this time (an RFC 3339 date or date-time). */
+                /** @description Only payouts made at or after this time (an RFC 3339 date or date-time). A date-time's UTC offset is `Z` or ±00:00 to ±15:59; ±16:00 to ±23:59 (valid RFC 3339, beyond the database's range) answer 400. */
                 createdFrom?: components["schemas"]["TimeFilter"];
-                /** @description Only payouts made before this time (an RFC 3339 date or date-time). */
+                /** @description Only payouts made before this time (an RFC 3339 date or date-time). A date-time's UTC offset is `Z` or ±00:00 to ±15:59; ±16:00 to ±23:59 (valid RFC 3339, beyond the database's range) answer 400. */
                 createdTo?: components["schemas"]["TimeFilter"];
                 /** @description The `nextAfter` of the previous page (a payout id). */
                 after?: string;
