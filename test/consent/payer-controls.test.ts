@@ -161,6 +161,20 @@ describe('reportPaymentRequest', () => {
     expect(admin.body.data.paymentRequests.nodes).toEqual([{ id, reportReason: null }]);
   });
 
+  test('reporting an already-cancelled request with every field selected (capture and the link fields included) answers the request, not INTERNAL_SERVER_ERROR (#30: one read model)', async () => {
+    const { dev, user } = await setup();
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+    expect((await cancel(app.baseUrl, dev.secretKey, id)).status).toBe(200);
+    const res = await gql(
+      app.baseUrl,
+      'mutation($id: ID!) { reportPaymentRequest(id: $id) { id status capture paymentUrl amount currency merchantName description expiresAt updatedAt transactionId } }',
+      { id },
+      user.token,
+    );
+    expect(res.body.errors).toBeUndefined();
+    expect(res.body.data.reportPaymentRequest).toMatchObject({ id, status: 'CANCELLED', capture: 'AUTOMATIC', paymentUrl: expect.stringMatching(/\/pay\/[A-Za-z0-9_-]{22,64}$/), transactionId: null });
+  });
+
   test("an overdue request is reported as EXPIRED (not rejected); another user's request is NOT_FOUND", async () => {
     const { f, dev, user } = await setup();
     const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);

@@ -28,6 +28,18 @@ test('my decided requests, the latest decision first; pending ones and other use
   expect((await gql(app.baseUrl, RECENT, { limit: 1 }, user.token)).body.data.myRecentPaymentRequests.map((r: { id: string }) => r.id)).toEqual([rejected]);
 });
 
+test('an overdue request (PENDING in its row, past expiresAt, before the sweeper ran) is listed as EXPIRED, never PENDING (#30: one read model)', async () => {
+  const user = await f.user({ balance: 100 });
+  const id = await requestPayment(app.baseUrl, sk, user.walletId, 2, { description: 'Lapsed' });
+  await app.db.orm.em
+    .fork()
+    .execute(`update payment_requests set created_at = now() - interval '10 minutes', updated_at = now() - interval '10 minutes', expires_at = now() - interval '1 minute' where id = ?`, [id]);
+  const [row] = await app.db.orm.em.fork().execute<Array<{ status: string }>>('select status from payment_requests where id = ?', [id]);
+  expect(row!.status).toBe('PENDING'); // the sweeper has not run: only the read model says EXPIRED
+  const res = await gql(app.baseUrl, RECENT, {}, user.token);
+  expect(res.body.data.myRecentPaymentRequests).toEqual([{ id, status: 'EXPIRED', merchantName: 'Test Shop', description: 'Lapsed', amount: 2 }]);
+});
+
 test('a secret key is FORBIDDEN', async () => {
   const res = await gql(app.baseUrl, RECENT, {}, sk);
   expect(res.body.errors[0].extensions.code).toBe('FORBIDDEN');
