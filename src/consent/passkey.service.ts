@@ -12,6 +12,7 @@ import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
 import { overdueSql } from '../payment-requests/payment-request.entity.js';
+import { blockedSql, payerBlockedError } from '../payment-requests/payment-request.policy.js';
 import { approvalChallengeBytes, challengeCommitsTo } from './approval-challenge.js';
 import type { ApprovalSubject, PasskeyAssertionVerifier } from './verification.js';
 import type { Tx, UnitOfWork } from '../db/unit-of-work.js';
@@ -254,8 +255,9 @@ export class PasskeyService implements PasskeyAssertionVerifier {
    */
   async approvalChallenge(em: EntityManager, userId: string, id: string): Promise<Record<string, unknown>> {
     requireUuid(id);
-    const [pr] = await em.execute<Array<{ id: string; amount: string; currency: string; merchant_name: string; status: string; overdue: boolean }>>(
-      `select pr.id, pr.amount::text as amount, pr.currency, pr.merchant_name, pr.status, ${overdueSql('pr')} as overdue
+    const [pr] = await em.execute<Array<{ id: string; amount: string; currency: string; merchant_name: string; status: string; overdue: boolean; blocked: boolean }>>(
+      `select pr.id, pr.amount::text as amount, pr.currency, pr.merchant_name, pr.status, ${overdueSql('pr')} as overdue,
+              ${blockedSql('w.id', 'pr.developer_id')} as blocked
          from payment_requests pr join wallets w on w.user_id = ?
         where pr.id = ? and (pr.wallet_id = w.id or (pr.wallet_id is null and pr.open_link))`,
       [userId, id],
@@ -263,6 +265,7 @@ export class PasskeyService implements PasskeyAssertionVerifier {
     if (!pr) throw notFound('Payment request not found');
     if (pr.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
     if (pr.status !== 'PENDING') throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${pr.status}, not PENDING`);
+    if (pr.blocked) throw payerBlockedError();
     const subject: ApprovalSubject = { paymentRequestId: pr.id, amount: pr.amount, currency: pr.currency, merchantName: pr.merchant_name };
     const credentials = await this.credentialsOf(em, userId);
     const options = await generateAuthenticationOptions({

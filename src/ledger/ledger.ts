@@ -119,16 +119,25 @@ export async function placeHold(tx: Tx, m: Movement): Promise<void> {
 /**
  * A capture of (part of) a hold, inside the caller's database transaction: the whole hold
  * (`held`) is released and `m.amount` (at most `held`) is debited from the wallet (its ledger
- * entry) and handed to the merchant's side (its fee is taken on the captured amount). The
- * wallet's status does not matter: the money was reserved while it was ACTIVE.
+ * entry) and handed to the merchant's side (its fee is taken on the captured amount). Only from an
+ * ACTIVE wallet (SPEC §16): one an operator suspended or closed answers CONFLICT (409) and keeps
+ * its hold (the caller's transaction rolls back; a void is still allowed). The condition is part
+ * of the update, so a suspension that commits first, while the capture waits for the wallet's
+ * row, is seen.
  */
 export async function captureHold(tx: Tx, m: Movement, held: string, merchant: MerchantSide): Promise<void> {
   const debited = await tx.query(
     `update wallets set balance = balance - $1::numeric, held = held - $2::numeric, updated_at = now()
-      where id = $3 and held >= $2::numeric and $1::numeric <= $2::numeric returning id`,
+      where id = $3 and status = 'ACTIVE' and held >= $2::numeric and $1::numeric <= $2::numeric returning id`,
     [m.amount, held, m.walletId],
   );
-  if (debited.length === 0) throw new Error(`wallet ${m.walletId} does not hold ${held}`);
+  if (debited.length === 0) {
+    const [wallet] = await tx.query<{ status: string }>('select status from wallets where id = $1', [m.walletId]);
+    if (wallet && wallet.status !== 'ACTIVE') {
+      throw new AppError('CONFLICT', `The wallet is not active (${wallet.status.toLowerCase()}): the hold stays until the wallet is active again or the transaction is voided`);
+    }
+    throw new Error(`wallet ${m.walletId} does not hold ${held}`);
+  }
   await writeWalletEntry(tx, 'PAYMENT', m, '-');
   await merchant.creditPayment(tx, m);
 }

@@ -45,10 +45,11 @@ export class PaymentRequestResolver {
   @Authorized(Role.USER)
   @Query(() => PaymentRequestView, {
     description:
-      "Wallet app (user token): the request of a link's code (GET /pay/{code}): an open request not yet paid, to any user; a request to a wallet (or an open one once paid), to that wallet's user only; else NOT_FOUND.",
+      "Wallet app (user token): the request of a link's code (GET /pay/{code}): an open request not yet paid, to any user; a request to a wallet (or an open one once paid), to that wallet's user only; else NOT_FOUND. merchantBlocked says whether I blocked its developer.",
   })
   async paymentRequestByCode(@Arg('code', () => String) code: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
-    return PaymentRequestView.from(await this.payments.getByCodeForUser(ctx.work, user.userId, code));
+    const { pr, merchantBlocked } = await this.payments.getByCodeForUser(ctx.work, user.userId, code);
+    return Object.assign(PaymentRequestView.from(pr), { merchantBlocked });
   }
 
   @Authorized(Role.DEVELOPER)

@@ -6,6 +6,7 @@ import { parseAmount } from '../money.js';
 import type { EventType } from '../events/events.js';
 import { appendEvents, appendSql, appended, draftEvents, type NewEvent } from '../events/append.js';
 import { parseMerchantFields, requireText } from './merchant-fields.js';
+import { blockedSql, currencyMismatchError, mayApproveSql, payerBlockedError } from './payment-request.policy.js';
 import type { Transaction } from '../transactions/transaction.entity.js';
 import { movePayment, placeHold, type MerchantSide } from '../ledger/ledger.js';
 import type { TransactionService } from '../transactions/transaction.service.js';
@@ -84,10 +85,11 @@ export const STATUS_READ = sql<Record<string, unknown>>(
   `select ${READ_COLUMNS} from payment_requests pr where pr.id = $1 and pr.developer_id = $2`,
 );
 
-const BY_CODE_FOR_USER = sql<Record<string, unknown>>(
+const BY_CODE_FOR_USER = sql<Record<string, unknown> & { merchant_blocked: boolean }>(
   'payment_request_by_code_for_user',
-  `select ${READ_COLUMNS} from payment_requests pr
-    where pr.code = $1 and (pr.wallet_id is null or pr.wallet_id = (select w.id from wallets w where w.user_id = $2))`,
+  `select ${READ_COLUMNS}, ${blockedSql('me.id', 'pr.developer_id')} as merchant_blocked
+     from payment_requests pr left join wallets me on me.user_id = $2
+    where pr.code = $1 and (pr.wallet_id is null or pr.wallet_id = me.id)`,
 );
 
 const BY_CODE = sql<Record<string, unknown>>('payment_request_by_code', `select ${READ_COLUMNS} from payment_requests pr where pr.code = $1`);
@@ -138,7 +140,7 @@ const STATUSES = Object.values(PaymentRequestStatus) as string[];
 const CREATE_START = sql<{ at: string; expiresAt: string; currency: string | null; status: string | null; userId: string | null; blocked: boolean }>(
   'payment_request_create_start',
   `select now() as at, now() + make_interval(secs => $2) as "expiresAt", w.currency, w.status, w.user_id as "userId",
-       exists (select 1 from merchant_blocks b where b.wallet_id = w.id and b.developer_id = $3::uuid) as blocked
+       ${blockedSql('w.id', '$3::uuid')} as blocked
   from (select) one left join wallets w on w.id = $1`,
 );
 
@@ -228,10 +230,8 @@ function claimSql(owner: Owner, to: PaymentRequestStatus): string {
              where pr.id = $3 and pr.developer_id = $4 and ${pending}
          returning ${READ_COLUMNS}, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`;
   }
-  const mine =
-    to === PaymentRequestStatus.APPROVED
-      ? `(pr.wallet_id = w.id or (pr.wallet_id is null and pr.open_link and w.currency = pr.currency))`
-      : `pr.wallet_id = w.id`;
+  // Who may act (payment-request.policy.ts): approving also needs the payer not to have blocked the developer.
+  const mine = to === PaymentRequestStatus.APPROVED ? `${mayApproveSql('pr', 'w')} and not ${blockedSql('w.id', 'pr.developer_id')}` : `pr.wallet_id = w.id`;
   return `update payment_requests pr set status = $1, transaction_id = $2, wallet_id = w.id, updated_at = now()
             from wallets w
            where pr.id = $3 and w.user_id = $4 and ${mine} and ${pending}
@@ -511,12 +511,13 @@ export class PaymentRequestService {
   /**
    * A request by its link's code, for a wallet user (`paymentRequestByCode`): an open request not
    * yet bound to a wallet, to any user; a request to a wallet (an open one once paid), to that
-   * wallet's user only; otherwise NOT_FOUND (also for an unknown or malformed code).
+   * wallet's user only; otherwise NOT_FOUND (also for an unknown or malformed code). With it,
+   * whether this user blocked its developer (then approving it answers MERCHANT_BLOCKED).
    */
-  async getByCodeForUser(db: Queryable, userId: string, code: string): Promise<Detached<PaymentRequest>> {
+  async getByCodeForUser(db: Queryable, userId: string, code: string): Promise<{ pr: Detached<PaymentRequest>; merchantBlocked: boolean }> {
     const [row] = await db.run(BY_CODE_FOR_USER, [requireCode(code), userId]);
     if (!row) throw notFound('Payment request not found');
-    return paymentRequestFromRow(row);
+    return { pr: paymentRequestFromRow(row), merchantBlocked: row.merchant_blocked === true };
   }
 
   /**
@@ -608,10 +609,21 @@ export class PaymentRequestService {
    * and the wallet that pays it. The approval's transaction checks all of it again.
    */
   private async approvalSubject(db: Queryable, userId: string, id: string): Promise<{ walletId: string; subject: ApprovalSubject }> {
-    const [row] = await db.query<{ walletId: string; amount: string; currency: string; merchantName: string; status: PaymentRequestStatus; overdue: boolean }>(
+    const [row] = await db.query<{
+      walletId: string;
+      amount: string;
+      currency: string;
+      merchantName: string;
+      status: PaymentRequestStatus;
+      overdue: boolean;
+      blocked: boolean;
+      unbound: boolean;
+      walletCurrency: string;
+    }>(
       // The caller's own request, or an open one (a link): its payer is whoever approves it first.
       `select w.id as "walletId", pr.amount::text as amount, pr.currency, pr.merchant_name as "merchantName", pr.status,
-              ${overdueSql('pr')} as overdue
+              ${overdueSql('pr')} as overdue, ${blockedSql('w.id', 'pr.developer_id')} as blocked,
+              pr.wallet_id is null as unbound, w.currency as "walletCurrency"
          from payment_requests pr join wallets w on w.user_id = $1
         where pr.id = $2 and (pr.wallet_id = w.id or pr.open_link)`,
       [userId, id],
@@ -621,6 +633,9 @@ export class PaymentRequestService {
       throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${row.status}, not PENDING`);
     }
     if (row.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
+    // The policy's refusals come before the verification: nothing is counted for them (the claim checks them again).
+    if (row.blocked) throw payerBlockedError();
+    if (row.unbound && row.walletCurrency !== row.currency) throw currencyMismatchError(row.currency, row.walletCurrency);
     return {
       walletId: row.walletId,
       subject: { paymentRequestId: id, amount: row.amount /* numeric(18,2) as text: two decimals */, currency: row.currency, merchantName: row.merchantName },
@@ -668,7 +683,7 @@ export class PaymentRequestService {
     const ownerId = 'developerId' in owner ? owner.developerId : owner.userId;
     const transactionId = to === PaymentRequestStatus.APPROVED ? randomUUID() : null;
     const [row] = await tx.query<DecidedRow>(claimSql(owner, to), [to, transactionId, id, ownerId]);
-    if (!row) throw await this.whyNotPending(tx, owner, id);
+    if (!row) throw await this.whyNotPending(tx, owner, id, to);
     let pr = paymentRequestFromRow(row);
     let transaction: Transaction | undefined;
     if (transactionId) {
@@ -707,18 +722,19 @@ export class PaymentRequestService {
   }
 
   /** The error for a transition that found nothing to change: not the owner's, not PENDING, or overdue. */
-  private async whyNotPending(tx: Tx, owner: Owner, id: string): Promise<AppError> {
-    type Found = { status: PaymentRequestStatus; overdue: boolean; mine: boolean; currency: string; walletCurrency: string | null };
+  private async whyNotPending(tx: Tx, owner: Owner, id: string, to: PaymentRequestStatus): Promise<AppError> {
+    type Found = { status: PaymentRequestStatus; overdue: boolean; mine: boolean; currency: string; walletCurrency: string | null; blocked: boolean };
     const [found] =
       'developerId' in owner
         ? await tx.query<Found>(
-            `select pr.status, ${overdueSql('pr')} as overdue, true as mine, pr.currency, null as "walletCurrency"
+            `select pr.status, ${overdueSql('pr')} as overdue, true as mine, pr.currency, null as "walletCurrency", false as blocked
                from payment_requests pr where pr.id = $1 and pr.developer_id = $2`,
             [id, owner.developerId],
           )
         : // The user's own requests, and open ones (bound to someone else since, or not yet).
           await tx.query<Found>(
-            `select pr.status, ${overdueSql('pr')} as overdue, w.id is not null as mine, pr.currency, me.currency as "walletCurrency"
+            `select pr.status, ${overdueSql('pr')} as overdue, w.id is not null as mine, pr.currency, me.currency as "walletCurrency",
+                    ${blockedSql('me.id', 'pr.developer_id')} as blocked
                from payment_requests pr
                left join wallets w on w.id = pr.wallet_id and w.user_id = $1
                left join wallets me on me.user_id = $1
@@ -727,11 +743,10 @@ export class PaymentRequestService {
           );
     if (!found) return notFound('Payment request not found');
     if (found.overdue) return new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
+    if (found.status === PaymentRequestStatus.PENDING && to === PaymentRequestStatus.APPROVED && found.blocked) return payerBlockedError();
     if (found.status === PaymentRequestStatus.PENDING && !found.mine) {
       if (found.walletCurrency === null) return notFound('Wallet not found');
-      if (found.walletCurrency !== found.currency) {
-        return badInput(`This payment request is in ${found.currency}; your wallet holds ${found.walletCurrency}`);
-      }
+      if (found.walletCurrency !== found.currency) return currencyMismatchError(found.currency, found.walletCurrency);
       // Only approving binds an open request: one person's "no" does not close a shop's link.
       return new AppError('FORBIDDEN', 'An open payment request can only be approved (or left alone)');
     }

@@ -54,6 +54,13 @@ export class PaymentRequestView {
   @Field(() => CaptureMode, { description: 'AUTOMATIC: the approval moves the money. MANUAL: it holds it until captured.' })
   capture!: CaptureMode;
 
+  @Field(() => Boolean, {
+    nullable: true,
+    description:
+      'paymentRequestByCode (wallet app) only: true when I blocked this request\'s developer; approving it then answers MERCHANT_BLOCKED (nothing changes) until I unblock. Null on every other read (a developer never learns of a block).',
+  })
+  merchantBlocked?: boolean | null;
+
   static from(pr: PaymentRequest): PaymentRequestView {
     return Object.assign(new PaymentRequestView(), {
       id: pr.id,

@@ -37,6 +37,8 @@ async function merchantView(secretKey: string, id: string): Promise<string> {
   return JSON.stringify([status.body, events.body, graph.body]);
 }
 
+const codeOf = (res: { body: { errors?: Array<{ extensions: { code: string } }> } }) => res.body.errors?.[0]?.extensions.code;
+
 async function setup() {
   const f = factories(app);
   return { f, dev: await f.developer(), user: await f.user({ balance: 100 }) };
@@ -269,6 +271,86 @@ describeOnServer('the cap under parallel creates', ONE_CONNECTION, () => {
         .fork()
         .execute(`select count(*)::int as n from payment_requests where developer_id = ? and status = 'PENDING'`, [dev.developerId]);
       expect(n).toBe(CAP);
+    }
+  });
+});
+
+describe('blocks reach links (#30, SPEC §16)', () => {
+  const BY_CODE = 'query($code: String!) { paymentRequestByCode(code: $code) { id status merchantBlocked } }';
+  const APPROVE = 'mutation($id: ID!, $pin: String!) { approvePaymentRequest(id: $id, verification: { pin: $pin }) { id status } }';
+  const CHALLENGE = 'mutation($id: ID!) { approvalChallenge(id: $id) }';
+  const failures = async (walletId: string) =>
+    Number((await app.db.orm.em.fork().execute<Array<{ failures: number }>>('select failures from wallet_pins where wallet_id = ?', [walletId]))[0]!.failures);
+  const link = async (secretKey: string) => {
+    const res = await http(app.baseUrl, '/api/v1/wallet/payment-links', { token: secretKey, body: { amount: 4, description: 'Table 2', merchantName: 'Pushy Shop' } });
+    expect(res.status).toBe(200);
+    return { id: res.body.paymentRequestId as string, code: String(res.body.paymentUrl).split('/pay/')[1]! };
+  };
+
+  test("the payer who blocked the developer sees merchantBlocked on its link, and approving answers MERCHANT_BLOCKED before the PIN is checked (right or wrong, nothing counted, nothing moves) until they unblock", async () => {
+    const { f, dev, user } = await setup();
+    const stranger = await f.user({ balance: 100 });
+    const first = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    const blockId = (await gql(app.baseUrl, BLOCK, { id: first }, user.token)).body.data.blockMerchant.id as string;
+    const { id, code } = await link(dev.secretKey);
+
+    expect((await gql(app.baseUrl, BY_CODE, { code }, user.token)).body.data.paymentRequestByCode).toEqual({ id, status: 'PENDING', merchantBlocked: true });
+    expect((await gql(app.baseUrl, BY_CODE, { code }, stranger.token)).body.data.paymentRequestByCode).toEqual({ id, status: 'PENDING', merchantBlocked: false });
+
+    for (const pin of ['135790', '000001']) {
+      const res = await gql(app.baseUrl, APPROVE, { id, pin }, user.token);
+      expect({ code: res.body.errors?.[0]?.extensions?.code, data: res.body.data }).toEqual({ code: 'MERCHANT_BLOCKED', data: null });
+      expect(res.body.errors[0].message).toMatch(/blocked this merchant/);
+    }
+    expect(codeOf(await gql(app.baseUrl, CHALLENGE, { id }, user.token))).toBe('MERCHANT_BLOCKED');
+    expect(await failures(user.walletId)).toBe(0);
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');
+    const [row] = await app.db.orm.em.fork().execute<Array<{ wallet_id: string | null }>>('select wallet_id from payment_requests where id = ?', [id]);
+    expect(row!.wallet_id).toBeNull(); // still open: someone else may pay it
+    expect((await gql(app.baseUrl, 'query { myWallet { balance } }', {}, user.token)).body.data.myWallet.balance).toBe(100);
+
+    expect((await gql(app.baseUrl, UNBLOCK, { id: blockId }, user.token)).body.data.unblockMerchant).toBe(true);
+    expect((await gql(app.baseUrl, BY_CODE, { code }, user.token)).body.data.paymentRequestByCode.merchantBlocked).toBe(false);
+    expect((await gql(app.baseUrl, APPROVE, { id, pin: '135790' }, user.token)).body.data.approvePaymentRequest).toEqual({ id, status: 'APPROVED' });
+  });
+
+  test("a blocked developer's request still PENDING to the wallet (made before the block) cannot be approved either: MERCHANT_BLOCKED, it stays PENDING", async () => {
+    const { dev, user } = await setup();
+    const blockedFrom = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+    const earlier = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 2);
+    await gql(app.baseUrl, BLOCK, { id: blockedFrom }, user.token);
+    expect(codeOf(await gql(app.baseUrl, APPROVE, { id: earlier, pin: '135790' }, user.token))).toBe('MERCHANT_BLOCKED');
+    expect((await statusOf(app.baseUrl, dev.secretKey, earlier)).status).toBe('PENDING');
+    // Rejecting it stays possible.
+    expect((await reject(app.baseUrl, user.token, earlier)).body.data.rejectPaymentRequest.status).toBe('REJECTED');
+  });
+});
+
+describe('a capture on a wallet an operator suspended or closed (#30, SPEC §16)', () => {
+  const capture = (key: string, id: string) => http(app.baseUrl, `/api/v1/wallet/transaction/${id}/capture`, { method: 'POST', token: key });
+  const voidTx = (key: string, id: string) => http(app.baseUrl, `/api/v1/wallet/transaction/${id}/void`, { method: 'POST', token: key });
+  const setStatus = (walletId: string, status: string) =>
+    gql(app.baseUrl, 'mutation($w: String!, $s: WalletStatus!) { setWalletStatus(walletId: $w, status: $s) { status } }', { w: walletId, s: status }, app.config.adminToken);
+  const wallet = async (walletId: string) =>
+    (await app.db.orm.em.fork().execute<Array<{ balance: string; held: string }>>('select balance, held from wallets where id = ?', [walletId]))[0]!;
+
+  test.each(['SUSPENDED', 'CLOSED'])('%s: the capture answers 409 and leaves the hold and the transaction PENDING; a void is allowed; once ACTIVE again the hold could be captured', async (status) => {
+    const { dev, user } = await setup();
+    const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 30, { capture: 'MANUAL' });
+    const txId = (await approve(app.baseUrl, user.token, id)).body.data.approvePaymentRequest.transactionId as string;
+    expect((await setStatus(user.walletId, status)).body.errors).toBeUndefined();
+    const refused = await capture(dev.secretKey, txId);
+    expectError(refused, 409);
+    expect(refused.body.message).toMatch(/wallet is not active/i);
+    expect(await wallet(user.walletId)).toEqual({ balance: '100.00', held: '30.00' });
+    expect((await http(app.baseUrl, `/api/v1/wallet/transaction/${txId}`, { token: dev.secretKey })).body).toMatchObject({ status: 'PENDING', capturedAmount: null });
+    if (status === 'SUSPENDED') {
+      await setStatus(user.walletId, 'ACTIVE');
+      expect((await capture(dev.secretKey, txId)).body).toMatchObject({ status: 'COMPLETED', capturedAmount: 30 });
+      expect(await wallet(user.walletId)).toEqual({ balance: '70.00', held: '0.00' });
+    } else {
+      expect((await voidTx(dev.secretKey, txId)).body).toMatchObject({ status: 'CANCELLED' });
+      expect(await wallet(user.walletId)).toEqual({ balance: '100.00', held: '0.00' });
     }
   });
 });

@@ -64,6 +64,36 @@ test('a /pay/{code} link opens the page on the request; the payer pays it with t
   await page.context().close();
 });
 
+test("a link of a merchant the payer blocked: the card says so at once; paying answers MERCHANT_BLOCKED and nothing moves, until the merchant is unblocked", async () => {
+  const user = await f.user({ balance: 100 });
+  const first = await http(app.baseUrl, '/api/v1/wallet/request-payment', {
+    token: dev.secretKey,
+    body: { walletId: user.walletId, amount: 1, description: 'First', merchantName: 'Corner Café' },
+  });
+  const blocked = await http(app.baseUrl, '/graphql', {
+    token: user.token,
+    body: { query: 'mutation($id: ID!) { blockMerchant(paymentRequestId: $id) { id } }', variables: { id: first.body.paymentRequestId } },
+  });
+  expect(blocked.body.errors).toBeUndefined();
+  const created = await link();
+  const { page, problems } = await phonePage(browser);
+  await page.goto(`${app.baseUrl}${pathOf(created.paymentUrl)}`);
+  await signIn(page, user.username);
+  const c = card(page, created.paymentRequestId);
+  await c.locator('.error', { hasText: 'You blocked this merchant' }).waitFor();
+  await payWithPin(page, created.paymentRequestId);
+  await c.locator('.error', { hasText: 'You blocked this merchant' }).waitFor();
+  await expect(c.getAttribute('data-status')).resolves.toBe('PENDING');
+  const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${created.paymentRequestId}`, { token: dev.secretKey });
+  expect(status.body.status).toBe('PENDING');
+  await page.locator('#blocked li button.unblock').click();
+  await page.locator('#blocked li').waitFor({ state: 'detached' });
+  await payWithPin(page, created.paymentRequestId);
+  await c.and(page.locator('[data-status="APPROVED"]')).waitFor();
+  noProblems(problems);
+  await page.context().close();
+});
+
 test('a pasted link opens the same card; a MANUAL approval shows the available balance beside the balance', async () => {
   const user = await f.user({ balance: 100 });
   const created = await link({ capture: 'MANUAL', amount: 30 });

@@ -25,6 +25,7 @@ const ERROR_WORDS = {
   UNAUTHENTICATED: 'Your session has ended; please sign in again.',
   NOT_FOUND: 'This request no longer exists.',
   RATE_LIMITED: 'Too many attempts; wait a moment and try again.',
+  MERCHANT_BLOCKED: 'You blocked this merchant. Unblock it under Blocked merchants to pay this request.',
 };
 // VERIFICATION_FAILED and VERIFICATION_LOCKED are said in the gateway's own words: they count the
 // attempts left and say how long a lock lasts.
@@ -767,10 +768,13 @@ function codeOfLink(text) {
 
 /** Reads the request of a link's code and shows its card (pending: pay or reject; else its state). */
 async function openByCode(code) {
-  const data = await graphql(`query($code: String!) { paymentRequestByCode(code: $code) { ${REQUEST_FIELDS} transactionId } }`, { code });
-  const request = data.paymentRequestByCode;
+  const data = await graphql(`query($code: String!) { paymentRequestByCode(code: $code) { ${REQUEST_FIELDS} transactionId merchantBlocked } }`, { code });
+  const { merchantBlocked, ...request } = data.paymentRequestByCode;
   upsert(request);
-  state.requests.get(request.id)?.element.scrollIntoView({ block: 'center' });
+  const entry = state.requests.get(request.id);
+  // A link of a merchant I blocked: said on its card before any PIN is typed (approving answers MERCHANT_BLOCKED).
+  if (entry && merchantBlocked && request.status === 'PENDING') cardError(entry, { code: 'MERCHANT_BLOCKED', message: ERROR_WORDS.MERCHANT_BLOCKED });
+  entry?.element.scrollIntoView({ block: 'center' });
 }
 
 /** /app#pay=<code> (where /pay/<code> sends a development browser): opens it once, then clears the hash. */

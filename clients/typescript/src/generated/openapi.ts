@@ -3358,7 +3358,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             /** @description No transaction with this id belongs to you. */
             404: components["responses"]["NotFound"];
-            /** @description The transaction is not `PENDING` (held) any more (captured, voided, refunded), or a call with the same `Idempotency-Key` is still running. Nothing changed. */
+            /** @description The transaction is not `PENDING` (held) any more (captured, voided, refunded), the wallet is not active (an operator suspended or closed it; the hold stays, and a void is still allowed), or a call with the same `Idempotency-Key` is still running. Nothing changed. */
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
