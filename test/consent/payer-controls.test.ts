@@ -326,6 +326,20 @@ describe('blocks reach links (#30, SPEC §16)', () => {
   });
 });
 
+describe('an open link in another currency (the one policy, #31)', () => {
+  test("is refused before the PIN is verified: BAD_USER_INPUT naming both currencies, a wrong PIN is not counted, the link stays open", async () => {
+    const { f, dev } = await setup();
+    const payer = await f.user({ balance: 100, currency: 'USD' });
+    const res = await http(app.baseUrl, '/api/v1/wallet/payment-links', { token: dev.secretKey, body: { amount: 4, description: 'Table 9', merchantName: 'Pushy Shop' } });
+    const id = res.body.paymentRequestId as string;
+    const approve = await gql(app.baseUrl, 'mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "000001" }) { id } }', { id }, payer.token);
+    expect(approve.body.errors[0]).toMatchObject({ message: 'This payment request is in ETB; your wallet holds USD', extensions: { code: 'BAD_USER_INPUT' } });
+    const [pin] = await app.db.orm.em.fork().execute<Array<{ failures: number }>>('select failures from wallet_pins where wallet_id = ?', [payer.walletId]);
+    expect(pin!.failures).toBe(0);
+    expect((await statusOf(app.baseUrl, dev.secretKey, id)).status).toBe('PENDING');
+  });
+});
+
 describe('a capture on a wallet an operator suspended or closed (#30, SPEC §16)', () => {
   const capture = (key: string, id: string) => http(app.baseUrl, `/api/v1/wallet/transaction/${id}/capture`, { method: 'POST', token: key });
   const voidTx = (key: string, id: string) => http(app.baseUrl, `/api/v1/wallet/transaction/${id}/void`, { method: 'POST', token: key });
