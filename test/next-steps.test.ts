@@ -32,10 +32,10 @@ test('production: nothing of the sort', () => {
   expect(nextSteps(URL, { appEnv: 'production', adminToken: 'a-production-token-0123456789' })).toBeUndefined();
 });
 
-test('the README shows the next steps `npm start` prints on its default port, line for line', () => {
-  const readme = readFileSync(new globalThis.URL('../README.md', import.meta.url), 'utf8');
-  const shown = /\nNext steps:\n([\s\S]*?)\n```/.exec(readme);
-  if (!shown) throw new Error('README.md shows no "Next steps:" block');
+test.each(['README.md', 'docs/operations.md'])('%s shows the next steps `npm start` prints on its default port, line for line', (file) => {
+  const text = readFileSync(new globalThis.URL(`../${file}`, import.meta.url), 'utf8');
+  const shown = /\nNext steps:\n([\s\S]*?)\n(?:```|\n)/.exec(text);
+  if (!shown) throw new Error(`${file} shows no "Next steps:" block`);
   const printed = nextStepsText(nextSteps(URL, { appEnv: 'development', adminToken: DEV_DEFAULTS.ADMIN_TOKEN })!);
   expect(`Next steps:\n${shown[1]}`).toBe(printed.trim());
 });

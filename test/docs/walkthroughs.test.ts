@@ -88,7 +88,7 @@ const gitStatus = (): string => spawnSync('git', ['status', '--porcelain', '--un
 beforeAll(async () => {
   blocks = await allBlocks();
   gitStatusBefore = gitStatus();
-  app = await startTestApp({ env: { SANDBOX_TEST_WALLETS: 'true', SANDBOX_DELAY_MS: '500' } });
+  app = await startTestApp({ env: { SANDBOX_TEST_WALLETS: 'true', SANDBOX_DELAY_MS: '100' } });
   // The reader's directory: here `npx wallet-gateway` is this repository's CLI, as in a clone.
   dir = await mkdtemp(path.join(tmpdir(), 'walkthrough-'));
   await mkdir(path.join(dir, 'node_modules', '.bin'), { recursive: true });
