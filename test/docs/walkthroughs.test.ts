@@ -12,8 +12,8 @@
  * (`# {"status":"PENDING",…}`) must match it (./walkthrough.ts says how); an answer nothing is
  * promised for must not be an error. Every shell block is marked: run, or not run and why.
  */
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, readdir, rm, symlink } from 'node:fs/promises';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, symlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -82,12 +82,23 @@ let app: TestApp;
 let dir: string;
 let shell: Shell;
 let blocks: ShellBlock[];
-let gitStatusBefore: string;
-const gitStatus = (): string => spawnSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: ROOT, encoding: 'utf8' }).stdout;
+let started: number;
+
+/** The files under a directory (relative paths), node_modules left out. */
+async function filesUnder(root: string, sub = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(path.join(root, sub), { withFileTypes: true })) {
+    const rel = path.join(sub, entry.name);
+    if (entry.name === 'node_modules') continue;
+    if (entry.isDirectory()) out.push(...(await filesUnder(root, rel)));
+    else out.push(rel);
+  }
+  return out;
+}
 
 beforeAll(async () => {
   blocks = await allBlocks();
-  gitStatusBefore = gitStatus();
+  started = Date.now();
   app = await startTestApp({ env: { SANDBOX_TEST_WALLETS: 'true', SANDBOX_DELAY_MS: '100' } });
   // The reader's directory: here `npx wallet-gateway` is this repository's CLI, as in a clone.
   dir = await mkdtemp(path.join(tmpdir(), 'walkthrough-'));
@@ -148,6 +159,14 @@ describe.each(WALKTHROUGHS)('the %s walk-through, pasted as written', (name) => 
   });
 });
 
-test('the walk-throughs wrote nothing into the repository', () => {
-  expect(gitStatus()).toBe(gitStatusBefore);
+test('the walk-throughs wrote their files in their own directory, none into the repository', async () => {
+  const written = await filesUnder(dir);
+  expect(written).toEqual(expect.arrayContaining(['tmp/demo.json', 'tmp/link.json', 'tmp/bill.svg', 'tmp/bill.png', 'tmp/order.json', 'tmp/payout.csv']));
+  // The same paths in the repository: absent, or older than this file's run.
+  const touched: string[] = [];
+  for (const rel of written) {
+    const there = await stat(path.join(ROOT, rel)).catch(() => undefined);
+    if (there && there.mtimeMs >= started) touched.push(rel);
+  }
+  expect(touched).toEqual([]);
 });
