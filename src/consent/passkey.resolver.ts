@@ -79,7 +79,7 @@ export class PasskeyResolver {
       'Wallet app (user token): WebAuthn request options for navigator.credentials.get that approve one of my PENDING requests: allowCredentials lists my passkeys (empty when none), user verification is required, and the single-use challenge commits to the request\'s id, amount, currency and merchant name. Answer with approvePaymentRequest(id, verification: { passkey }).',
   })
   async approvalChallenge(@Arg('id', () => ID) id: string, @Ctx() ctx: Context, @CurrentUser() me: User): Promise<Record<string, unknown>> {
-    return this.passkeys.approvalChallenge(ctx.work.em, me.userId, id);
+    return this.passkeys.approvalChallenge(ctx.work, me.userId, id);
   }
 
   /** The caller's passkey notices (the topic is the authenticated user's id, never an argument). */

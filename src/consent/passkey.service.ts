@@ -11,8 +11,7 @@ import {
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
-import { overdueSql } from '../payment-requests/payment-request.entity.js';
-import { blockedSql, payerBlockedError } from '../payment-requests/payment-request.policy.js';
+import { refusal, standingOf } from '../payment-requests/payment-request.policy.js';
 import { approvalChallengeBytes, challengeCommitsTo } from './approval-challenge.js';
 import type { ApprovalSubject, PasskeyAssertionVerifier } from './verification.js';
 import type { Tx, UnitOfWork } from '../db/unit-of-work.js';
@@ -251,22 +250,17 @@ export class PasskeyService implements PasskeyAssertionVerifier {
    * caller, or an open one (a payment link, which the approval binds to the caller's wallet):
    * `allowCredentials` lists the caller's passkeys (empty when none), user verification
    * is required, and the single-use challenge commits to the request's id, amount, currency and
-   * merchant name.
+   * merchant name. Only for a request the caller may approve by the one policy
+   * (src/payment-requests/payment-request.policy.ts), else the same refusal as the approval's.
    */
-  async approvalChallenge(em: EntityManager, userId: string, id: string): Promise<Record<string, unknown>> {
+  async approvalChallenge(work: UnitOfWork, userId: string, id: string): Promise<Record<string, unknown>> {
     requireUuid(id);
-    const [pr] = await em.execute<Array<{ id: string; amount: string; currency: string; merchant_name: string; status: string; overdue: boolean; blocked: boolean }>>(
-      `select pr.id, pr.amount::text as amount, pr.currency, pr.merchant_name, pr.status, ${overdueSql('pr')} as overdue,
-              ${blockedSql('w.id', 'pr.developer_id')} as blocked
-         from payment_requests pr join wallets w on w.user_id = ?
-        where pr.id = ? and (pr.wallet_id = w.id or (pr.wallet_id is null and pr.open_link))`,
-      [userId, id],
-    );
-    if (!pr) throw notFound('Payment request not found');
-    if (pr.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
-    if (pr.status !== 'PENDING') throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${pr.status}, not PENDING`);
-    if (pr.blocked) throw payerBlockedError();
-    const subject: ApprovalSubject = { paymentRequestId: pr.id, amount: pr.amount, currency: pr.currency, merchantName: pr.merchant_name };
+    // Who may approve it: the one policy (a blocked merchant, a link in another currency, …), as the approval asks it.
+    const standing = await standingOf(work, { userId }, id);
+    const refused = refusal(standing, 'approve');
+    if (refused) throw refused;
+    const em = work.em;
+    const subject: ApprovalSubject = { paymentRequestId: id, amount: standing!.amount, currency: standing!.currency, merchantName: standing!.merchantName };
     const credentials = await this.credentialsOf(em, userId);
     const options = await generateAuthenticationOptions({
       rpID: this.config.webauthnRpId,
@@ -275,7 +269,7 @@ export class PasskeyService implements PasskeyAssertionVerifier {
       challenge: new Uint8Array(approvalChallengeBytes(subject)),
       timeout: CHALLENGE_TTL_SECONDS * 1000,
     });
-    await this.storeChallenge(em, options.challenge, userId, pr.id);
+    await this.storeChallenge(em, options.challenge, userId, id);
     return options as unknown as Record<string, unknown>;
   }
 

@@ -302,9 +302,12 @@ describe('approvePaymentRequest(id, verification: { passkey })', () => {
     expect(ok.body.errors).toBeUndefined();
     expect(ok.body.data.approvePaymentRequest).toMatchObject({ id, status: 'APPROVED' });
     expect(await balances(app.db, payer.walletId, dev.developerId)).toEqual({ wallet: 42.75, developer: 7.25 });
-    // Bound now: another user gets no challenge for it.
+    // Paid now: another user gets no challenge for it, with the answer the approval gives (the one policy).
     const other = await f.user();
-    expect(codeOf(await gql(app.baseUrl, 'mutation($id: ID!) { approvalChallenge(id: $id) }', { id }, other.token))).toBe('NOT_FOUND');
+    expect(codeOf(await gql(app.baseUrl, 'mutation($id: ID!) { approvalChallenge(id: $id) }', { id }, other.token))).toBe('PAYMENT_REQUEST_NOT_PENDING');
+    expect(codeOf(await gql(app.baseUrl, 'mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "135790" }) { id } }', { id }, other.token))).toBe(
+      'PAYMENT_REQUEST_NOT_PENDING',
+    );
   });
 
   test('an assertion spent on an approval that failed (insufficient funds) cannot be replayed once the wallet can pay: VERIFICATION_FAILED', async () => {
