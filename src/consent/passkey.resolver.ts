@@ -5,12 +5,11 @@ import type { PasskeyService } from './passkey.service.js';
 import type { ConsentService } from './consent.service.js';
 import { requirePin } from './pin.js';
 import { requireUuid } from '../uuid.js';
-import { CurrentUser, Role } from '../auth/authorization.js';
+import { CurrentUser, Role, userOf } from '../auth/authorization.js';
 import type { UserPrincipal as User } from '../auth/principal.js';
 import { PasskeyNotice, PasskeyView } from './passkey.types.js';
 import type { EventHub } from '../events/event-hub.js';
 import type { OutboxPayload } from '../events/events.js';
-import { userOf } from '../auth/authorization.js';
 
 /**
  * The wallet app's passkeys (user token): enrolment, listing, removal and approval challenges.
