@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  * They are no merchant's: they have no developer (so no webhook endpoint wants them and the events
  * API, read by developer, never lists them), and a merchant's event always has one.
  */
-export class Migration20261129100000_wallet_events extends Migration {
+export class Migration20261129200000_wallet_events extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table events drop constraint events_type_check;`);
     this.addSql(`alter table events alter column developer_id drop not null,
