@@ -154,8 +154,15 @@ describe('/app with a passkey (virtual authenticator)', () => {
     await page.locator('#security-notice:not([hidden])', { hasText: 'A passkey "Old tablet" was added to your wallet' }).waitFor();
     await page.locator('#passkeys li', { hasText: 'Old tablet' }).waitFor();
     await shot(page, 'passkey-3-added-elsewhere');
-    await gql('mutation($id: ID!, $pin: String!) { removePasskey(id: $id, pin: $pin) }', { id, pin: TEST_PIN });
+    // Removed on the page: its Remove asks for the PIN on the pad first.
+    await page.locator('#passkeys li button.remove').click();
+    await page.locator('#pin-pad').waitFor();
+    await expect(page.locator('#pin-for').textContent()).resolves.toBe('Remove the passkey Old tablet');
+    for (const digit of TEST_PIN) await page.locator(`#pin-pad .key[data-key="${digit}"]`).click();
+    await page.locator('#pin-ok').click();
     await page.locator('#security-notice:not([hidden])', { hasText: 'The passkey "Old tablet" was removed' }).waitFor();
+    expect((await gql('{ myPasskeys { id } }', {})).body.data.myPasskeys).toEqual([]);
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
     await page.locator('#passkeys li').first().waitFor({ state: 'detached' });
     expect(problems).toEqual({ errors: [], cspViolations: [] });
     await page.context().close();
