@@ -113,8 +113,10 @@ export class WebhookEndpointService {
     const events = parseEventTypes(input.events);
     const secret = newWebhookSecret();
     const row = await work.transaction(async (tx) => {
-      // The developer's row serialises concurrent registrations, so the limit holds.
-      await tx.query('select 1 from developers where id = $1 for update', [developerId]);
+      // The developer's row serialises concurrent registrations, so the limit holds. FOR NO KEY
+      // UPDATE, not FOR UPDATE: it must not wait for the KEY SHARE locks that every open
+      // transaction inserting a row that references the developer (a payment request, an event) holds.
+      await tx.query('select 1 from developers where id = $1 for no key update', [developerId]);
       const [count] = await tx.query<{ n: string }>(`select count(*) as n from webhook_endpoints where developer_id = $1 and status <> 'DELETED'`, [
         developerId,
       ]);
@@ -159,7 +161,7 @@ export class WebhookEndpointService {
                 -- An enabled endpoint that is failing keeps its clock (enabling it again is no way to postpone its disabling).
                 failing_since = case when ep.status = 'DISABLED' then null else ep.failing_since end,
                 updated_at = case when ep.status = 'DISABLED' then now() else ep.updated_at end
-           from (select id, status from webhook_endpoints where id = $1 and developer_id = $2 and status <> 'DELETED' for update) old
+           from (select id, status from webhook_endpoints where id = $1 and developer_id = $2 and status <> 'DELETED' for no key update) old
           where ep.id = old.id returning old.status as was`,
         [id, developerId],
       );
