@@ -1,7 +1,10 @@
 // Issue #31 item 4: a merchant's operation on its own webhook endpoint (delete, rotate, enable,
 // test) never waits on a send to a slow receiver, and never on a delivery being recorded. The 503
 // "The database is busy (a lock or statement timed out)" seen in fuzzing is what PostgreSQL's
-// lock_timeout (3 s) and deadlock detection both answer; these tests put each interleaving in
+// lock_timeout (3 s) and deadlock detection both answer; two causes were found and are tested
+// here: enable's FOR UPDATE waiting for foreign-key locks (3 s, then 503), and the recording of a
+// failed attempt taking the delivery's row before the endpoint's while a DELETE took them the
+// other way round (a deadlock, the DELETE its victim). These tests put each interleaving in
 // place on purpose (a receiver that holds the request until the test lets it go, a transaction of
 // the test's own holding a row) instead of hoping for it, and no wall clock is read: an operation
 // that had to wait for the held request or row would answer 503, or not at all.
@@ -98,7 +101,7 @@ describe('a send in flight to a slow receiver holds nothing the endpoint\'s owne
   });
 });
 
-describeOnServer('row locks an open transaction holds through its foreign keys', ONE_CONNECTION, () => {
+describeOnServer('row locks: a merchant\'s operations beside other transactions on the same rows', ONE_CONNECTION, () => {
   let holder: pg.Client;
   beforeEach(async () => {
     holder = new pg.Client({ connectionString: app.database.url });
@@ -147,6 +150,45 @@ describeOnServer('row locks an open transaction holds through its foreign keys',
     try {
       const res = await http(app.baseUrl, '/api/v1/webhook-endpoints', { token: dev.secretKey, body: { url: receiver.url } });
       expect(res.status).toBe(200);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  /** Backends of the test's database waiting for a lock. */
+  const waiting = async (): Promise<number> =>
+    (
+      await app.db.sql.query<{ n: number }>(
+        `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and pid <> pg_backend_pid()`,
+      )
+    )[0]!.n;
+
+  test('a failed attempt being recorded and a DELETE of its endpoint meet on the same two rows: both finish, no deadlock', async () => {
+    const f = factories(app);
+    const dev = await f.developer();
+    const user = await f.user({ balance: 10 });
+    const receiver = await holdingReceiver();
+    try {
+      const id = await register(dev.secretKey, receiver.url, ['payment_request.created']);
+      await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+      await receiver.held;
+      // Another short transaction has the endpoint's row (as a rotation or an enable may): the
+      // DELETE queues on it first; then the receiver answers 500, and the worker records the attempt.
+      await holder.query('begin');
+      await holder.query('select 1 from webhook_endpoints where id = $1 for no key update', [id]);
+      const deleted = remove(dev.secretKey, id);
+      await until(async () => (await waiting()) === 1, 15_000, 'the DELETE waits for the endpoint row');
+      receiver.release(500);
+      await until(async () => (await waiting()) === 2, 15_000, 'the recording waits too');
+      await holder.query('commit');
+      // Were the recording to take the delivery's row before the endpoint's (the DELETE takes the
+      // endpoint's, then its deliveries'), each would wait for the other: PostgreSQL would end one
+      // as a deadlock, the DELETE with a 503 or the recording with its attempt lost.
+      const res = await deleted;
+      expect([res.status, res.body.status]).toEqual([200, 'DELETED']);
+      await until(async () => (await one<{ n: number }>('select count(*)::int as n from webhook_attempts where endpoint_id = $1', [id])).n === 1, 15_000, 'the attempt recorded');
+      expect(app.logs.filter((l) => /webhook delivery pass failed|deadlock/.test(l))).toEqual([]);
+      expect(await one('select status, last_error from webhook_deliveries where endpoint_id = $1', [id])).toEqual({ status: 'FAILED', last_error: 'endpoint deleted' });
     } finally {
       await receiver.close();
     }
