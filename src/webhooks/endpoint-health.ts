@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { Tx } from '../db/unit-of-work.js';
-import { DELIVERIES_DUE_NOW, ENABLE_ENDPOINT, ENDPOINT_ANSWERED, ENDPOINT_FAILED, type EndpointRow } from './statements.js';
+import { DELIVERIES_DUE_NOW, ENABLE_ENDPOINT, ENDPOINT_ANSWERED, ENDPOINT_FAILED, LOCK_ENDPOINT, type EndpointRow } from './statements.js';
 
 /*
  * An endpoint's health, in one place: its failure clock (`failing_since`: when it stopped
@@ -27,12 +27,13 @@ export class EndpointHealth {
    * workers are woken at commit). Returns what it was, or undefined when the developer has no such endpoint.
    */
   async enable(tx: Tx, developerId: string, endpointId: string): Promise<EndpointRow['status'] | undefined> {
-    const [row] = await tx.run(ENABLE_ENDPOINT, [endpointId, developerId]);
+    const [row] = await tx.run(LOCK_ENDPOINT, [endpointId, developerId]);
     if (!row) return undefined;
-    if (row.was === 'DISABLED') {
+    await tx.run(ENABLE_ENDPOINT, [endpointId]);
+    if (row.status === 'DISABLED') {
       await tx.run(DELIVERIES_DUE_NOW, [endpointId]);
       tx.wrote([], true);
     }
-    return row.was;
+    return row.status;
   }
 }

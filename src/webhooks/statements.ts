@@ -94,16 +94,26 @@ export const ROTATE_SECRET = sql<EndpointRow>(
 
 // ---- Endpoint health (src/webhooks/endpoint-health.ts) ----
 
-/** $1 endpoint, $2 developer: ENABLED again; returns what it was (nothing: no such endpoint). */
-export const ENABLE_ENDPOINT = sql<{ was: EndpointRow['status'] }>(
+/** $1 endpoint, $2 developer: locks the developer's endpoint (not deleted) and says what it is, before ENABLE_ENDPOINT. */
+export const LOCK_ENDPOINT = sql<{ status: EndpointRow['status'] }>(
+  'webhook_endpoint_lock',
+  `select status from webhook_endpoints where id = $1 and developer_id = $2 and status <> 'DELETED' for no key update`,
+);
+
+/**
+ * $1 endpoint (locked by LOCK_ENDPOINT in this transaction): ENABLED again. An enabled endpoint
+ * that is failing keeps its clock (enabling it again is no way to postpone its disabling). Two
+ * statements, not an UPDATE … FROM (SELECT … FOR … UPDATE): that one statement locked the row
+ * in its sub-select and then updated it, and two enables of one endpoint, with a delivery being
+ * queued to it, deadlocked on the row's tuple lock (seen under load: 503 on enable and rotate).
+ */
+export const ENABLE_ENDPOINT = sql(
   'webhook_endpoint_enable',
-  `update webhook_endpoints ep
+  `update webhook_endpoints
       set status = 'ENABLED', disabled_reason = null,
-          -- An enabled endpoint that is failing keeps its clock (enabling it again is no way to postpone its disabling).
-          failing_since = case when ep.status = 'DISABLED' then null else ep.failing_since end,
-          updated_at = case when ep.status = 'DISABLED' then now() else ep.updated_at end
-     from (select id, status from webhook_endpoints where id = $1 and developer_id = $2 and status <> 'DELETED' for no key update) old
-    where ep.id = old.id returning old.status as was`,
+          failing_since = case when status = 'DISABLED' then null else failing_since end,
+          updated_at = case when status = 'DISABLED' then now() else updated_at end
+    where id = $1`,
 );
 
 /** $1 endpoint: its pending deliveries waiting for a retry are due now (after ENABLE_ENDPOINT, in its transaction). */
