@@ -51,6 +51,18 @@ const remove = (secretKey: string, id: string) => http(app.baseUrl, `/api/v1/web
 
 const one = async <T>(text: string, values: unknown[]): Promise<T> => (await app.db.sql.query<T>(text, values))[0]!;
 
+/** A new developer's endpoint whose first delivery (payment_request.created) its receiver holds, unanswered. */
+async function deliveryInFlight() {
+  const f = factories(app);
+  const dev = await f.developer();
+  const user = await f.user({ balance: 10 });
+  const receiver = await holdingReceiver();
+  const id = await register(dev.secretKey, receiver.url, ['payment_request.created']);
+  await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
+  await receiver.held;
+  return { dev, id, receiver };
+}
+
 describe('a send in flight to a slow receiver holds nothing the endpoint\'s owner needs', () => {
   test.each([
     ['without', undefined],
@@ -77,14 +89,8 @@ describe('a send in flight to a slow receiver holds nothing the endpoint\'s owne
   });
 
   test('a delivery: rotate, enable and delete answer while the receiver holds it, and its late answer undoes nothing', async () => {
-    const f = factories(app);
-    const dev = await f.developer();
-    const user = await f.user({ balance: 10 });
-    const receiver = await holdingReceiver();
+    const { dev, id, receiver } = await deliveryInFlight();
     try {
-      const id = await register(dev.secretKey, receiver.url, ['payment_request.created']);
-      await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-      await receiver.held;
       expect((await post(dev.secretKey, `${id}/rotate-secret`)).status).toBe(200);
       expect((await post(dev.secretKey, `${id}/enable`)).status).toBe(200);
       expect((await remove(dev.secretKey, id)).status).toBe(200);
@@ -164,14 +170,8 @@ describeOnServer('row locks: a merchant\'s operations beside other transactions 
     )[0]!.n;
 
   test('a failed attempt being recorded and a DELETE of its endpoint meet on the same two rows: both finish, no deadlock', async () => {
-    const f = factories(app);
-    const dev = await f.developer();
-    const user = await f.user({ balance: 10 });
-    const receiver = await holdingReceiver();
+    const { dev, id, receiver } = await deliveryInFlight();
     try {
-      const id = await register(dev.secretKey, receiver.url, ['payment_request.created']);
-      await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
-      await receiver.held;
       // Another short transaction has the endpoint's row (as a rotation or an enable may): the
       // DELETE queues on it first; then the receiver answers 500, and the worker records the attempt.
       await holder.query('begin');
