@@ -121,8 +121,6 @@ const gatewayEnv = {
   USER_RATE_LIMIT_PER_SECOND: '1000000',
   MAX_PENDING_PER_PAYER: '1000000000',
   SANDBOX_TEST_WALLETS: 'false',
-  // The PIN's check at its cheapest (what is measured is the approval, not the hash; docs/consent.md has the hash's cost).
-  PIN_HASH_COST: '10',
 };
 const port = 20000 + Math.floor(Math.random() * 20000);
 const gateway = spawn(NODE, ['dist/src/main.js'], { cwd: ROOT, env: { ...process.env, ...gatewayEnv, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'], detached: true });

@@ -27,7 +27,6 @@ export class RateLimitedError extends AppError {
     readonly info: RateLimitInfo,
   ) {
     super('RATE_LIMITED', message, rateLimitHeaders(info, true));
-    this.extensions.retryAfter = info.reset;
   }
 }
 

@@ -128,7 +128,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     forkEm,
     works,
     payments,
-    accounts: new AccountService(config),
+    accounts: new AccountService(config, consent),
     consent,
     transactions,
     developers: new DeveloperService(),

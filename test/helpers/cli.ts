@@ -30,6 +30,7 @@ export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
     USER_TOKEN_SECRET: c.userTokenSecret,
     ADMIN_TOKEN: c.adminToken,
     CONSENT_SIGNING_KEY: c.consentSigningKey,
+    PIN_PEPPER: c.pinPepper,
     ...db,
   };
 }
