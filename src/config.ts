@@ -206,6 +206,10 @@ const settings = z.object({
   PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** How long such a lock lasts. */
   PIN_LOCK_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(15),
+  /** GraphQL operations per wallet user per second, across instances (then RATE_LIMITED). */
+  USER_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(10),
+  /** GET /pay/{code} and `paymentRequestByCode` together, per client address per minute (then 429 / RATE_LIMITED). */
+  PAY_PAGE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
   /** Locks (PIN_MAX_ATTEMPTS failures each) with no successful verification between them after which only an operator's `unlockTransactionPin` lifts the lock. */
   PIN_MAX_LOCKS: z.coerce.number().int().min(1).max(100).default(3),
   /**

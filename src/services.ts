@@ -109,6 +109,8 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     requestsPerSecond: config.rateLimitPerSecond,
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
+    userOperationsPerSecond: config.userRateLimitPerSecond,
+    payPagePerMinute: config.payPageLimitPerMinute,
   });
   // A passkey approval is checked by the WebAuthn verifier (src/consent/passkey.service.ts).
   const passkeys = new PasskeyService(config);

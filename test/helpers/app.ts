@@ -58,6 +58,9 @@ export function testConfig(env: Record<string, string> = {}): Config {
     ...(env.APP_ENV === 'production' ? PRODUCTION_RELYING_PARTY : {}),
     // The PIN pepper a production start requires (development makes one under DATA_DIR: test/consent tests that).
     PIN_PEPPER: TEST_PIN_PEPPER,
+    // Suites make many calls of one user, and every call comes from 127.0.0.1: test/consent/limits.test.ts tests the limits.
+    USER_RATE_LIMIT_PER_SECOND: '100000',
+    PAY_PAGE_LIMIT_PER_MINUTE: '100000',
     ...env,
   });
 }
