@@ -19,6 +19,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { CLK_TCK, gatewayTicks, median, postgresTicks, run } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const req = createRequire(path.join(ROOT, 'package.json'));
@@ -34,57 +35,17 @@ const PG_BASE = (E.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace
 const DB = `bench_approval_${Date.now().toString(36)}`;
 const DB_URL = `${PG_BASE}/${DB}`;
 const OUT = mkdtempSync(path.join(tmpdir(), 'bench-approval-'));
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
 const NODE = process.execPath;
 const ADMIN = 'bench-admin-token-0123456789';
 const USER_SECRET = 'bench-user-token-secret-0123456789';
 const log = (s) => process.stderr.write(`[approval] ${s}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)] : NaN;
-};
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 const pgUrl = new URL(PG_BASE);
 const PSQL = ['-h', pgUrl.hostname, '-p', pgUrl.port || '5432', '-U', decodeURIComponent(pgUrl.username || 'postgres')];
 const psql = (sql, db = 'postgres') => execFileSync('psql', [...PSQL, '-d', db, '-qAtX', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' });
 
-// ---- CPU from /proc ----
-function procTable() {
-  const t = new Map();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const s = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const x = s.slice(s.lastIndexOf(')') + 2).split(' ');
-      t.set(Number(d), { name: s.slice(s.indexOf('(') + 1, s.lastIndexOf(')')), ppid: Number(x[1]), pgrp: Number(x[2]), ticks: Number(x[11]) + Number(x[12]), children: Number(x[13]) + Number(x[14]) });
-    } catch {
-      // gone
-    }
-  }
-  return t;
-}
-const gatewayTicks = (root) => {
-  let sum = 0;
-  for (const [pid, p] of procTable()) if (pid === root || p.pgrp === root) sum += p.ticks;
-  return sum;
-};
-const postgresTicks = () => {
-  let sum = 0;
-  for (const [, p] of procTable()) if (p.name === 'postgres' || p.name === 'postmaster') sum += p.ticks + p.children;
-  return sum;
-};
 const transactions = () => Number(psql(`select xact_commit + xact_rollback from pg_stat_database where datname = '${DB}'`).trim());
-
-function run(cmd, args, env = {}) {
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (out += d));
-    p.on('exit', (code) => resolve({ code, out }));
-  });
-}
 
 async function measure(kind, load, gatewayPid) {
   const g0 = gatewayPid ? gatewayTicks(gatewayPid) : 0;
