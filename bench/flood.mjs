@@ -11,7 +11,7 @@
 //   after  — this build with the default USER_RATE_LIMIT_PER_SECOND (10);
 //   after, no user limit — this build with the limit out of the way: the verification alone.
 // Run: npm run build && node bench/flood.mjs   (needs psql; PostgreSQL at BENCH_PG_URL)
-// Knobs: BENCH_SAMPLES=30 BENCH_FLOOD=32 BENCH_BEFORE=f657006
+// Knobs: BENCH_SAMPLES=30 BENCH_FLOOD=32 BENCH_PACE_MS=200 (the other payer's pace) BENCH_BEFORE=f657006
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -23,6 +23,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const E = process.env;
 const SAMPLES = Number(E.BENCH_SAMPLES ?? 30);
 const FLOOD = Number(E.BENCH_FLOOD ?? 32);
+const PACE_MS = Number(E.BENCH_PACE_MS ?? 200);
 const BEFORE = E.BENCH_BEFORE ?? 'f657006';
 const PIN = '135790';
 const PG_BASE = (E.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace(/\/+$/, '');
@@ -83,8 +84,11 @@ async function others(side, ids) {
   const approvals = [];
   const reads = [];
   for (let i = 0; i < SAMPLES; i++) {
+    const next = performance.now() + PACE_MS;
     approvals.push(await post(side.gateway.base, side.payer.token, APPROVE, { id: ids[i], pin: PIN }));
     reads.push(await read(side.gateway.base, side.dev.secretKey, ids[i]));
+    // A person's pace (and within USER_RATE_LIMIT_PER_SECOND): one approval every PACE_MS.
+    await new Promise((r) => setTimeout(r, Math.max(0, next - performance.now())));
   }
   return { approvals, reads };
 }
@@ -128,15 +132,16 @@ for (const side of sides) {
   const count = (xs, code) => xs.filter((x) => x.code === code).length;
   const r = {
     side: side.name,
+    baselineFailed: [...failed(baseline.approvals), ...failed(baseline.reads)],
     approval: { baselineMs: med(baseline.approvals), floodMs: med(flood.approvals), ratio: med(flood.approvals) / med(baseline.approvals), p90Ratio: p90(flood.approvals) / p90(baseline.approvals), failed: failed(flood.approvals) },
     read: { baselineMs: med(baseline.reads), floodMs: med(flood.reads), ratio: med(flood.reads) / med(baseline.reads), p90Ratio: p90(flood.reads) / p90(baseline.reads), failed: failed(flood.reads) },
     flood: { calls: floodAnswers.length, ok: count(floodAnswers, 'ok'), rateLimited: count(floodAnswers, 'RATE_LIMITED'), serviceUnavailable: count(floodAnswers, 'SERVICE_UNAVAILABLE'), other: floodAnswers.length - count(floodAnswers, 'ok') - count(floodAnswers, 'RATE_LIMITED') - count(floodAnswers, 'SERVICE_UNAVAILABLE') },
   };
   results.push(r);
   log(
-    `${side.name}: other payer's approval ${f(r.approval.baselineMs, 1)} → ${f(r.approval.floodMs, 1)} ms (${f(r.approval.ratio)}x, p90 ${f(r.approval.p90Ratio)}x, ${r.approval.failed.length} failed), ` +
-      `merchant's read ${f(r.read.baselineMs, 1)} → ${f(r.read.floodMs, 1)} ms (${f(r.read.ratio)}x, p90 ${f(r.read.p90Ratio)}x, ${r.read.failed.length} failed); ` +
-      `flood ${r.flood.calls} calls: ${r.flood.ok} ok, ${r.flood.rateLimited} RATE_LIMITED, ${r.flood.serviceUnavailable} SERVICE_UNAVAILABLE, ${r.flood.other} other`,
+    `${side.name}: other payer's approval ${f(r.approval.baselineMs, 1)} → ${f(r.approval.floodMs, 1)} ms (${f(r.approval.ratio)}x, p90 ${f(r.approval.p90Ratio)}x, failed: ${r.approval.failed.join(' ') || 'none'}), ` +
+      `merchant's read ${f(r.read.baselineMs, 1)} → ${f(r.read.floodMs, 1)} ms (${f(r.read.ratio)}x, p90 ${f(r.read.p90Ratio)}x, failed: ${r.read.failed.join(' ') || 'none'}); ` +
+      `baseline failures ${r.baselineFailed.length}; flood ${r.flood.calls} calls: ${r.flood.ok} ok, ${r.flood.rateLimited} RATE_LIMITED, ${r.flood.serviceUnavailable} SERVICE_UNAVAILABLE, ${r.flood.other} other`,
   );
 }
 console.log(JSON.stringify({ samples: SAMPLES, flood: FLOOD, results }));
