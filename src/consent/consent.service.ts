@@ -25,7 +25,7 @@ const SET_PIN_SQL = `insert into wallet_pins (wallet_id, pin_hash, failures, loc
   on conflict (wallet_id) do update set pin_hash = excluded.pin_hash, failures = 0, locks = 0, locked_until = null, updated_at = now()`;
 
 /** The wallet's credential as it stands: read on its own (no transaction, no row lock) before a comparison. */
-const READ_SQL = `select pin_hash, (locked_until is not null and locked_until > now()) as locked,
+const READ_SQL = `select pin_hash, failures, locks, (locked_until is not null and locked_until > now()) as locked,
        locked_until = 'infinity' as "forGood",
        case when locked_until = 'infinity' then null else ceil(extract(epoch from (locked_until - now())))::int end as "lockSeconds"
   from wallet_pins where wallet_id = ?`;
@@ -73,6 +73,8 @@ type Verdict =
 
 interface PinRow {
   pin_hash: string;
+  failures: number;
+  locks: number;
   locked: boolean;
   forGood: boolean | null;
   lockSeconds: number | null;
@@ -87,7 +89,7 @@ interface PinRow {
  * connection or row lock is held while a PIN is compared: a verification reads the wallet's
  * `wallet_pins` row (one statement), compares outside any transaction, then records the outcome
  * with one conditional UPDATE that applies only if the wallet is not locked by then (see
- * FAILURE_SQL). 40 parallel wrong PINs get exactly PIN_MAX_ATTEMPTS answers VERIFICATION_FAILED
+ * FAILURE_SQL; a success with nothing to clear records nothing). 40 parallel wrong PINs get exactly PIN_MAX_ATTEMPTS answers VERIFICATION_FAILED
  * and the rest VERIFICATION_LOCKED, whatever the instances; parallel correct approvals (a payer's
  * two taps) all verify. One user's flood of verifications therefore costs the pool one short
  * statement at a time per call, like any read (and USER_RATE_LIMIT_PER_SECOND bounds the calls).
@@ -205,6 +207,9 @@ export class ConsentService {
       ok = subject !== null && (await this.passkeys.verifyApproval(em, owner.userId, subject, verification.assertion));
     }
     if (ok) {
+      // Nothing to record (no count, no lock, the current form): the usual approval is one read.
+      // A lock recorded since that read came after this correct PIN was presented.
+      if (!upgrade && row.failures === 0 && row.locks === 0) return { kind: 'ok' };
       const recorded = await em.execute(SUCCESS_SQL, [upgrade, row.pin_hash, upgrade, owner.walletId]);
       if (recorded.length === 1) return { kind: 'ok' };
       // Locked by other verifications since the read: this success does not count.
