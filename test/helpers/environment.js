@@ -81,8 +81,9 @@ export default class GatewayTestEnvironment extends TestEnvironment {
       if (!shared) shared = await startShared();
       else if (shared.used) await reset();
       shared.used = true;
-      const { PGLiteSocketServer } = await import('@electric-sql/pglite-socket');
-      const server = new PGLiteSocketServer({ db: shared.pglite, host: '127.0.0.1', port: 0, maxConnections });
+      // The gateway's own session server (TypeScript, loaded with Node's type stripping).
+      const { sessionServer } = await import('../../src/db/pglite-session.ts');
+      const server = sessionServer(shared.pglite, { host: '127.0.0.1', port: 0, maxConnections });
       await server.start();
       this.server = server;
       return { db: shared.pglite, url: `postgresql://postgres@${server.getServerConn()}/postgres`, close: async () => undefined };
