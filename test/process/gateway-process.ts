@@ -20,6 +20,8 @@ export interface GatewayProcess {
   /** Every stdout/stderr line so far. */
   lines: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once every process writing to its stdout and stderr has closed them: all lines read. */
+  outputEnded: Promise<void>;
 }
 
 /**
@@ -38,6 +40,9 @@ export async function spawnGatewayOn(db: Record<string, string>, env: Record<str
   });
   const lines: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // Every writer of the pipes closed them (a cluster's workers too, which outlive a killed primary).
+  const ended = (stream: NodeJS.ReadableStream) => new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  const outputEnded = Promise.all([ended(child.stdout!), ended(child.stderr!)]).then(() => undefined);
   const collect = (stream: NodeJS.ReadableStream, onLine?: (line: string) => void) => {
     let buffered = '';
     stream.on('data', (chunk: Buffer) => {
@@ -69,7 +74,7 @@ export async function spawnGatewayOn(db: Record<string, string>, env: Record<str
       throw err;
     })
     .finally(() => clearTimeout(timer));
-  return { child, baseUrl, lines, exited };
+  return { child, baseUrl, lines, exited, outputEnded };
 }
 
 /** Developers (with secret keys) and users (with wallets and tokens) written straight to the database. */
