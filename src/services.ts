@@ -116,6 +116,8 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     requestsPerSecond: config.rateLimitPerSecond,
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
+    userOperationsPerSecond: config.userRateLimitPerSecond,
+    payPagePerMinute: config.payPageLimitPerMinute,
   });
   // A passkey approval is checked by the WebAuthn verifier (src/consent/passkey.service.ts).
   const passkeys = new PasskeyService(config);
@@ -135,7 +137,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     forkEm,
     works,
     payments,
-    accounts: new AccountService(config),
+    accounts: new AccountService(config, consent),
     consent,
     transactions,
     developers: new DeveloperService(),
