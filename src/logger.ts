@@ -12,6 +12,8 @@ const SENSITIVE_KEYS = [
   'keySigningSecret',
   'userTokenSecret',
   'consentSigningKey',
+  'pinPepper',
+  'pinPreviousPeppers',
   'privateKey',
   'token',
   'adminToken',

@@ -30,6 +30,9 @@ export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
     USER_TOKEN_SECRET: c.userTokenSecret,
     ADMIN_TOKEN: c.adminToken,
     CONSENT_SIGNING_KEY: c.consentSigningKey,
+    PIN_PEPPER: c.pinPepper,
+    USER_RATE_LIMIT_PER_SECOND: String(c.userRateLimitPerSecond),
+    PAY_PAGE_LIMIT_PER_MINUTE: String(c.payPageLimitPerMinute),
     ...db,
   };
 }

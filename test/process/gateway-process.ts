@@ -8,6 +8,7 @@ import { TEST_PIN, testConfig } from '../helpers/app.js';
 import type { Database } from '../../src/db/database.js';
 import { DeveloperService } from '../../src/developers/developer.service.js';
 import { UnitsOfWork } from '../../src/db/unit-of-work.js';
+import { ConsentService } from '../../src/consent/consent.service.js';
 import { AccountService } from '../../src/accounts/account.service.js';
 import { issueSecretKey } from '../../src/auth/secret-keys.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
@@ -80,7 +81,7 @@ export async function spawnGatewayOn(db: Record<string, string>, env: Record<str
 export async function seed(db: Database, opts: { developers: number; users: number; balance: number }) {
   const config = testConfig();
   const developers = new DeveloperService();
-  const accounts = new AccountService(config);
+  const accounts = new AccountService(config, new ConsentService(config));
   // Nothing here writes events: the commits need no listener.
   const works = new UnitsOfWork(db.sql, () => db.orm.em.fork());
   const devs = [];
