@@ -12,7 +12,9 @@ let app: TestApp;
 let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   app = await startTestApp();
-  env = cliDatabaseEnv(app.database);
+  // Without the tests' cheaper PIN_HASH_COST: the CLI's own default, production's cost.
+  const { PIN_HASH_COST: _cheaper, ...rest } = cliDatabaseEnv(app.database);
+  env = rest;
 });
 afterAll(async () => {
   await app.close();

@@ -2,6 +2,7 @@
 // its types beside it (./database-process.d.ts): used by ./global-setup.ts (one process per Jest
 // worker slot), ./environment.js and ./db.ts (a second database a file holds at the same time).
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,12 +30,26 @@ export function startDatabaseProcess(template) {
   });
 }
 
-/** Calls an action of the database process listening on `port` (see ./pglite-server.js). */
-export async function databaseControl(port, action, params = {}) {
-  const res = await fetch(`http://127.0.0.1:${port}/${action}?${new URLSearchParams(params)}`, { method: 'POST' });
-  const text = await res.text();
-  if (!res.ok) throw new Error(`embedded database ${action} failed: ${text}`);
-  return JSON.parse(text);
+/**
+ * Calls an action of the database process listening on `port` (see ./pglite-server.js), on a
+ * connection of its own: a kept-alive one could be closed by the server while a busy worker's
+ * event loop is blocked loading the next file (`other side closed` on its next request).
+ */
+export function databaseControl(port, action, params = {}) {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host: '127.0.0.1', port: Number(port), method: 'POST', path: `/${action}?${new URLSearchParams(params)}`, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        if (res.statusCode !== 200) reject(new Error(`embedded database ${action} failed: ${text}`));
+        else resolve(JSON.parse(text));
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 /** Ends a database process: its stdin closed, then SIGTERM; resolves once it exited. */

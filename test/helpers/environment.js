@@ -35,7 +35,10 @@ export default class GatewayTestEnvironment extends TestEnvironment {
     this.global.__walletGatewayEmbedded = async (maxConnections) => {
       if (this.held) throw new Error('the worker database is already held by this file');
       this.held = true;
-      const { url } = await embeddedControl('acquire', { maxConnections });
+      const { url } = await embeddedControl('acquire', { maxConnections }).catch((err) => {
+        this.held = false;
+        throw err;
+      });
       return {
         url,
         close: async () => {

@@ -96,9 +96,9 @@ const control = http.createServer((req, res) => {
     try {
       if (!action) throw new Error(`unknown action ${url.pathname}`);
       const body = await action(url.searchParams);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      res.writeHead(200, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify(body));
     } catch (err) {
-      res.writeHead(500, { 'content-type': 'text/plain' }).end(String(err?.stack ?? err));
+      res.writeHead(500, { 'content-type': 'text/plain', connection: 'close' }).end(String(err?.stack ?? err));
     }
   });
 });
