@@ -40,45 +40,35 @@ export const ONE_CONNECTION = 'the embedded database runs one transaction at a t
 const TEMPLATE: string | undefined = process.env.WG_TEST_EMBEDDED_TEMPLATE;
 
 /**
- * The Jest worker's embedded PostgreSQL (test/helpers/environment.js, served by its own process),
- * put back to the migrated template each time a file takes it, or undefined under another test
- * environment. A file holds it once at a time: closing the database gives it back, and the
- * next `createTestDatabase` of the file gets it emptied again.
+ * The Jest worker's embedded databases (test/helpers/environment.js, served by a process of their
+ * own), each put back to the migrated template when a file takes it, or undefined under another
+ * test environment; it answers undefined when the file already holds all of them.
  */
-const workerEmbedded = (globalThis as { __walletGatewayEmbedded?: (maxConnections: number) => Promise<EmbeddedPostgres> }).__walletGatewayEmbedded;
-let workerEmbeddedHeld = false;
+const workerEmbedded = (globalThis as { __walletGatewayEmbedded?: (maxConnections: number) => Promise<EmbeddedPostgres | undefined> })
+  .__walletGatewayEmbedded;
 
 /**
  * On TEST_DATABASE_URL (CI: the machine's PostgreSQL) a new database is created per call and
- * dropped afterwards; without it, the Jest worker's embedded PostgreSQL (PGlite) emptied back to
- * the migrated template. A second gateway in a file shares the first one's database
- * (`startSecondInstance` in ./app.ts), as a second process would; a second database open at the
- * same time is served by a database process of its own (about a second to start: avoid it).
+ * dropped afterwards; without it, one of the Jest worker's embedded PostgreSQL databases (PGlite)
+ * emptied back to the migrated template (a file's first, and each one it holds at the same time,
+ * are loaded once per worker and reset between files). A second gateway that may share the
+ * first one's database does (`startSecondInstance` in ./app.ts), as a second process would.
  */
 export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
-    if (workerEmbedded && !workerEmbeddedHeld) {
-      workerEmbeddedHeld = true;
+    const embedded = await workerEmbedded?.(poolMax + 10);
+    if (embedded) {
       try {
-        const embedded = await workerEmbedded(poolMax + 10);
         const db = await openDatabase({ embedded, poolMax });
-        return {
-          db,
-          url: undefined,
-          async close() {
-            await db.close();
-            await embedded.close();
-            workerEmbeddedHeld = false;
-          },
-        };
+        return { db, url: undefined, close: () => db.close().finally(() => embedded.close()) };
       } catch (err) {
-        workerEmbeddedHeld = false;
+        await embedded.close();
         throw err;
       }
     }
     if (!TEMPLATE) return ownEmbedded(poolMax);
-    // Held by this file already: a database process of its own for this one, so no second
+    // The file holds all of the worker's: a database process of its own for this one, so no
     // PGlite loads into the Jest worker.
     const { child, port } = await startDatabaseProcess(TEMPLATE);
     try {

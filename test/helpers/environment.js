@@ -22,39 +22,43 @@ function embeddedControl(action, params = {}) {
   return databaseControl(ports[slot], action, params);
 }
 
+/** How many databases a file may hold at once in the worker's database process (more: a process of their own, test/helpers/db.ts). */
+const DATABASES_PER_WORKER = 3;
+
 export default class GatewayTestEnvironment extends TestEnvironment {
-  /** Whether this file holds the worker's database now. */
-  held = false;
+  /** The indexes of the worker's databases this file holds now. */
+  held = new Set();
 
   async setup() {
     await super.setup();
     // Without the database processes (the browser tests' config) each database migrates itself, as before.
     if (process.env.TEST_DATABASE_URL || !process.env[CONTROL_VAR]) return;
-    // Called by test/helpers/db.ts for the file's database: the worker's embedded PostgreSQL, as
-    // the migrated template, on a loopback port of its own.
+    // Called by test/helpers/db.ts for each database a file opens: one of the worker's embedded
+    // databases, as the migrated template, on a loopback port of its own; undefined when the
+    // file holds them all.
     this.global.__walletGatewayEmbedded = async (maxConnections) => {
-      if (this.held) throw new Error('the worker database is already held by this file');
-      this.held = true;
-      const { url } = await embeddedControl('acquire', { maxConnections }).catch((err) => {
-        this.held = false;
+      let index = 0;
+      while (this.held.has(index)) index++;
+      if (index >= DATABASES_PER_WORKER) return undefined;
+      this.held.add(index);
+      const { url } = await embeddedControl('acquire', { index, maxConnections }).catch((err) => {
+        this.held.delete(index);
         throw err;
       });
       return {
         url,
         close: async () => {
-          if (!this.held) return;
-          this.held = false;
-          await embeddedControl('release');
+          if (!this.held.delete(index)) return;
+          await embeddedControl('release', { index });
         },
       };
     };
   }
 
   async teardown() {
-    if (this.held) {
-      this.held = false;
-      await embeddedControl('release');
-    }
+    const held = [...this.held];
+    this.held.clear();
+    for (const index of held) await embeddedControl('release', { index });
     await super.teardown();
   }
 }

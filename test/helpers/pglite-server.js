@@ -5,11 +5,12 @@
 // memory then is not in the worker's heap, a worker recycled by Jest (workerIdleMemoryLimit)
 // finds its database still loaded, and PostgreSQL's work runs beside the worker's on the other core.
 //
-// PGlite is loaded from the migrated template (pg.tar) on the first `acquire`. Every `acquire`
-// (one per test file) stops the previous file's socket server (rolling back whatever a connection
-// left open), puts the database back to the migrated state (session reset, every table emptied,
-// sequences restarted; a fresh PGlite when a file changed the schema) and serves it on a new
-// loopback port; `release` stops it.
+// PGlite is loaded from the migrated template (pg.tar) on the first `acquire` of an index (0: a
+// file's database, 1: a second one it holds at the same time, ...). Every `acquire` stops that
+// index's previous socket server (rolling back whatever a connection left open), puts the
+// database back to the migrated state (session reset, every table emptied, sequences restarted;
+// a fresh PGlite when a file changed the schema) and serves it on a new loopback port; `release`
+// stops it.
 //
 // Control: HTTP on 127.0.0.1, its port printed as the first line of stdout. The process exits
 // when its stdin closes (the Jest process that started it is gone).
@@ -35,10 +36,12 @@ const FINGERPRINT = `
 /** PGlite's own start parameters, with a smaller buffer pool (the tests' databases are small). */
 const START_PARAMS = [...(PGlite.defaultStartParams ?? []), '-c', 'shared_buffers=16MB'];
 
-/** { pglite, tables, fingerprint, used } once loaded. */
-let shared;
-/** The current file's socket server and its port. */
-let server;
+/**
+ * The databases, by index: { pglite, tables, fingerprint, used, server } once loaded. A file's
+ * first database is index 0; one it holds at the same time (a second gateway on a database of its
+ * own) is 1, and so on: each is loaded once and reset for every later file, like the first.
+ */
+const databases = [];
 
 async function load() {
   const tar = new Blob([await readFile(path.join(template, 'pg.tar'))]);
@@ -47,42 +50,45 @@ async function load() {
     `select quote_ident(tablename) as t from pg_tables where schemaname = 'public' and tablename <> 'mikro_orm_migrations' order by 1`,
   );
   const fingerprint = (await pglite.query(FINGERPRINT)).rows[0].f;
-  return { pglite, tables: rows.map((r) => r.t), fingerprint, used: false };
+  return { pglite, tables: rows.map((r) => r.t), fingerprint, used: false, server: undefined };
 }
 
 /** Back to the migrated template: a clean session, empty tables, restarted sequences; a new PGlite if a file changed the schema. */
-async function reset() {
-  const { pglite } = shared;
+async function reset(index) {
+  const { pglite, fingerprint, tables } = databases[index];
   await pglite.exec('discard all');
-  if ((await pglite.query(FINGERPRINT)).rows[0].f !== shared.fingerprint) {
+  if ((await pglite.query(FINGERPRINT)).rows[0].f !== fingerprint) {
     await pglite.close();
-    shared = await load();
+    databases[index] = await load();
     return;
   }
   // Triggers off for the truncation only: the append-only audit log refuses TRUNCATE, rightly, to the gateway.
-  if (shared.tables.length > 0) {
-    await pglite.exec(`set session_replication_role = replica; truncate ${shared.tables.join(', ')} restart identity cascade; set session_replication_role = default`);
+  if (tables.length > 0) {
+    await pglite.exec(`set session_replication_role = replica; truncate ${tables.join(', ')} restart identity cascade; set session_replication_role = default`);
   }
 }
 
-async function stopServer() {
-  const s = server;
-  server = undefined;
+async function stopServer(index) {
+  const d = databases[index];
+  const s = d?.server;
+  if (d) d.server = undefined;
   await s?.stop();
 }
 
 const actions = {
   async acquire(params) {
-    await stopServer();
-    if (!shared) shared = await load();
-    else if (shared.used) await reset();
-    shared.used = true;
-    server = new PGLiteSocketServer({ db: shared.pglite, host: '127.0.0.1', port: 0, maxConnections: Number(params.get('maxConnections') ?? 20) });
-    await server.start();
-    return { url: `postgresql://postgres@${server.getServerConn()}/postgres` };
+    const index = Number(params.get('index') ?? 0);
+    await stopServer(index);
+    if (!databases[index]) databases[index] = await load();
+    else if (databases[index].used) await reset(index);
+    const d = databases[index];
+    d.used = true;
+    d.server = new PGLiteSocketServer({ db: d.pglite, host: '127.0.0.1', port: 0, maxConnections: Number(params.get('maxConnections') ?? 20) });
+    await d.server.start();
+    return { url: `postgresql://postgres@${d.server.getServerConn()}/postgres` };
   },
-  async release() {
-    await stopServer();
+  async release(params) {
+    await stopServer(Number(params.get('index') ?? 0));
     return {};
   },
 };
