@@ -6,11 +6,11 @@
 // finds its database still loaded, and PostgreSQL's work runs beside the worker's on the other core.
 //
 // PGlite is loaded from the migrated template (pg.tar) on the first `acquire` of an index (0: a
-// file's database, 1: a second one it holds at the same time, ...). Every `acquire` stops that
-// index's previous socket server (rolling back whatever a connection left open), puts the
-// database back to the migrated state (session reset, every table emptied, sequences restarted;
-// a fresh PGlite when a file changed the schema) and serves it on a new loopback port; `release`
-// stops it.
+// file's database, here; 1: a second one it holds at the same time, in a process this one
+// starts; ...). Every `acquire` stops that index's previous socket server (rolling back whatever
+// a connection left open), puts the database back to the migrated state (session reset, every
+// table emptied, sequences restarted; a fresh PGlite when a file changed the schema) and serves
+// it on a new loopback port; `release` stops it.
 //
 // Control: HTTP on 127.0.0.1, its port printed as the first line of stdout. The process exits
 // when its stdin closes (the Jest process that started it is gone).
@@ -19,6 +19,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { databaseControl, startDatabaseProcess } from './database-process.js';
 
 const template = process.argv[2];
 if (!template) throw new Error('usage: node test/helpers/pglite-server.js <template directory>');
@@ -36,16 +37,19 @@ const FINGERPRINT = `
 /** PGlite's own start parameters, with a smaller buffer pool (the tests' databases are small). */
 const START_PARAMS = [...(PGlite.defaultStartParams ?? []), '-c', 'shared_buffers=16MB'];
 
+/** This process's database: { pglite, tables, fingerprint, used, server } once loaded. */
+let database;
+
 /**
- * The databases, by index: { pglite, tables, fingerprint, used, server } once loaded. A file's
- * first database is index 0; one it holds at the same time (a second gateway on a database of its
- * own) is 1, and so on: each is loaded once and reset for every later file, like the first.
+ * The processes serving the other indexes (1: a second database a file holds at the same time,
+ * 2: a third), started on first use and kept for the run: one PGlite per process keeps each
+ * process's memory well under a gigabyte.
  */
-const databases = [];
+const others = new Map();
 
 async function load() {
   const tar = new Blob([await readFile(path.join(template, 'pg.tar'))]);
-  const pglite = await PGlite.create('memory://', { loadDataDir: tar, ...(START_PARAMS.length ? { startParams: START_PARAMS } : {}) });
+  const pglite = await PGlite.create('memory://', { loadDataDir: tar, startParams: START_PARAMS });
   const { rows } = await pglite.query(
     `select quote_ident(tablename) as t from pg_tables where schemaname = 'public' and tablename <> 'mikro_orm_migrations' order by 1`,
   );
@@ -54,12 +58,12 @@ async function load() {
 }
 
 /** Back to the migrated template: a clean session, empty tables, restarted sequences; a new PGlite if a file changed the schema. */
-async function reset(index) {
-  const { pglite, fingerprint, tables } = databases[index];
+async function reset() {
+  const { pglite, fingerprint, tables } = database;
   await pglite.exec('discard all');
   if ((await pglite.query(FINGERPRINT)).rows[0].f !== fingerprint) {
     await pglite.close();
-    databases[index] = await load();
+    database = await load();
     return;
   }
   // Triggers off for the truncation only: the append-only audit log refuses TRUNCATE, rightly, to the gateway.
@@ -68,27 +72,35 @@ async function reset(index) {
   }
 }
 
-async function stopServer(index) {
-  const d = databases[index];
-  const s = d?.server;
-  if (d) d.server = undefined;
+async function stopServer() {
+  const s = database?.server;
+  if (database) database.server = undefined;
   await s?.stop();
+}
+
+/** The control port of the process serving `index` (> 0). */
+async function other(index) {
+  if (!others.has(index)) others.set(index, startDatabaseProcess(template));
+  return (await others.get(index)).port;
 }
 
 const actions = {
   async acquire(params) {
     const index = Number(params.get('index') ?? 0);
-    await stopServer(index);
-    if (!databases[index]) databases[index] = await load();
-    else if (databases[index].used) await reset(index);
-    const d = databases[index];
-    d.used = true;
-    d.server = new PGLiteSocketServer({ db: d.pglite, host: '127.0.0.1', port: 0, maxConnections: Number(params.get('maxConnections') ?? 20) });
-    await d.server.start();
-    return { url: `postgresql://postgres@${d.server.getServerConn()}/postgres` };
+    const maxConnections = Number(params.get('maxConnections') ?? 20);
+    if (index > 0) return databaseControl(await other(index), 'acquire', { maxConnections });
+    await stopServer();
+    if (!database) database = await load();
+    else if (database.used) await reset();
+    database.used = true;
+    database.server = new PGLiteSocketServer({ db: database.pglite, host: '127.0.0.1', port: 0, maxConnections });
+    await database.server.start();
+    return { url: `postgresql://postgres@${database.server.getServerConn()}/postgres` };
   },
   async release(params) {
-    await stopServer(Number(params.get('index') ?? 0));
+    const index = Number(params.get('index') ?? 0);
+    if (index > 0) return others.has(index) ? databaseControl(await other(index), 'release') : {};
+    await stopServer();
     return {};
   },
 };
