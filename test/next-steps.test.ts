@@ -1,4 +1,5 @@
 // What `npm start` prints once it listens: the next steps in development, nothing in production.
+import { readFileSync } from 'node:fs';
 import { nextSteps, nextStepsText } from '../src/next-steps.js';
 import { DEV_DEFAULTS } from '../src/config.js';
 
@@ -29,4 +30,12 @@ test('a token set in ADMIN_TOKEN is a secret: never printed, only where it comes
 
 test('production: nothing of the sort', () => {
   expect(nextSteps(URL, { appEnv: 'production', adminToken: 'a-production-token-0123456789' })).toBeUndefined();
+});
+
+test.each(['README.md', 'docs/operations.md'])('%s shows the next steps `npm start` prints on its default port, line for line', (file) => {
+  const text = readFileSync(new globalThis.URL(`../${file}`, import.meta.url), 'utf8');
+  const shown = /\nNext steps:\n([\s\S]*?)\n(?:```|\n)/.exec(text);
+  if (!shown) throw new Error(`${file} shows no "Next steps:" block`);
+  const printed = nextStepsText(nextSteps(URL, { appEnv: 'development', adminToken: DEV_DEFAULTS.ADMIN_TOKEN })!);
+  expect(`Next steps:\n${shown[1]}`).toBe(printed.trim());
 });

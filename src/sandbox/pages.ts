@@ -16,6 +16,12 @@ import { projectRoot } from '../project-root.js';
 export const APP_PATH = '/app';
 /** Development sign-in of the page: a username in, a user token out. */
 export const APP_SESSION_PATH = '/app/session';
+/**
+ * What the page shows before sign-in when a payment link opened it (`/app#pay=<code>`): the
+ * merchant, the amount, the description and the status of the link's request, the same the
+ * production `/pay/{code}` page shows anyone holding the link; never who paid.
+ */
+export const APP_LINK_PATH = '/app/link';
 /** Built client code of the sandbox pages (`npm run build` writes it to dist/web). */
 export const SANDBOX_ASSETS_PATH = '/sandbox/assets';
 /** How long a token minted by the page's sign-in lives. */
@@ -77,6 +83,7 @@ const APP_PAGE = `<!DOCTYPE html>
     </header>
     <main>
       <section id="signin" class="card signin">
+        <div id="waiting" class="waiting" role="status" hidden></div>
         <h1>Sign in</h1>
         <p class="muted">A stand-in for the wallet's mobile app. Pick a user or type a username.</p>
         <form id="signin-form" autocomplete="off">
@@ -162,6 +169,8 @@ const GRAPHIQL_PAGE = `<!DOCTYPE html>
     <script type="module" src="${SANDBOX_ASSETS_PATH}/graphiql.js"></script>
   </head>
   <body>
+    <p class="narrow-notice" role="note">GraphiQL needs a window at least 800 px wide: on a phone its editors are too narrow to use.
+      Open <a href="/graphql">/graphql</a> on a computer; on this phone, the wallet-app page <a href="/app">/app</a> works.</p>
     <div id="graphiql">Loading GraphiQL…</div>
   </body>
 </html>
@@ -188,7 +197,7 @@ export interface SandboxPages {
  * Development pages: the wallet app at `/app` with its development sign-in, and GraphiQL at
  * GET `/graphql` (what a browser opens; operations still go to Apollo). Never mounted in production.
  */
-export function createSandboxPages(config: Config, services: Pick<Services, 'accounts' | 'works'>): SandboxPages {
+export function createSandboxPages(config: Config, services: Pick<Services, 'accounts' | 'payments' | 'works'>): SandboxPages {
   if (config.appEnv === 'production') throw new Error('the sandbox pages exist only in development');
   const router = new Router<GatewayState>();
   const assetsDir = webAssetsDir();
@@ -209,6 +218,13 @@ export function createSandboxPages(config: Config, services: Pick<Services, 'acc
     const user = await services.accounts.userByUsername(services.works.begin(), username);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { token: await mintUserToken(config, user.id, SESSION_TTL_SECONDS), username: user.username };
+  });
+
+  router.get(`${APP_LINK_PATH}/:code`, async (ctx) => {
+    ctx.state.route = `GET ${APP_LINK_PATH}/:code`;
+    const pr = await services.payments.publicByCode(services.works.begin(), ctx.params.code ?? '');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { merchantName: pr.merchantName, amount: Number(pr.amount), currency: pr.currency, description: pr.description, status: pr.status, expiresAt: pr.expiresAt };
   });
 
   router.get('/graphql', async (ctx, next) => {

@@ -99,3 +99,25 @@ test('a subscription runs over graphql-ws and shows a payment request as it is c
   await page.click('.graphiql-execute-button'); // stops the subscription
   expect(problems).toEqual({ errors: [], cspViolations: [] });
 });
+
+test('at 390 px (a phone) the page says GraphiQL needs 800 px and where to go instead; at 1280 px it says nothing (screenshot in .artefacts/e2e)', async () => {
+  expect(await page.locator('.narrow-notice').isVisible()).toBe(false);
+  const phone = await phonePage(browser, 390, 844, true);
+  try {
+    await phone.page.goto(`${app.baseUrl}/graphql`);
+    await phone.page.locator('.graphiql-container').waitFor();
+    const notice = phone.page.locator('.narrow-notice');
+    expect(await notice.isVisible()).toBe(true);
+    expect(await notice.innerText()).toMatch(/at least 800 px wide[\s\S]*\/app/);
+    // The notice sits above GraphiQL, which still fills the rest of the window.
+    const box = await phone.page.evaluate(() => {
+      const doc = (globalThis as any).document;
+      return { notice: doc.querySelector('.narrow-notice').getBoundingClientRect().bottom, graphiql: doc.querySelector('#graphiql').getBoundingClientRect().top };
+    });
+    expect(box.graphiql).toBeGreaterThanOrEqual(box.notice);
+    await phone.page.screenshot({ path: artefact('graphiql-390x844.png') });
+    expect(phone.problems).toEqual({ errors: [], cspViolations: [] });
+  } finally {
+    await phone.page.context().close();
+  }
+});

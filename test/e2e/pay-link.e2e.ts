@@ -5,7 +5,7 @@
  * Every wait is for an element or a state, never a sleep.
  */
 import type { Browser, Page } from 'playwright-core';
-import { factories, http, startTestApp, type TestApp } from '../helpers/app.js';
+import { factories, http, startTestApp, TEST_PIN, type TestApp } from '../helpers/app.js';
 import { launchBrowser, payWithPin, phonePage, requestCard, type PageProblems } from './browser.js';
 
 let browser: Browser;
@@ -36,6 +36,12 @@ async function link(body: Record<string, unknown> = {}) {
 /** The link's path on this test gateway (paymentUrl names PUBLIC_BASE_URL, here the default localhost:<PORT>). */
 const pathOf = (paymentUrl: string) => new URL(paymentUrl).pathname;
 
+/** Pays an open request as a user of the wallet app would (GraphQL, with the factories' PIN). */
+async function payLink(id: string, userToken: string): Promise<void> {
+  const res = await http(app.baseUrl, '/graphql', { token: userToken, body: { query: `mutation { approvePaymentRequest(id: "${id}", verification: { pin: "${TEST_PIN}" }) { status } }` } });
+  expect(res.body).toEqual({ data: { approvePaymentRequest: { status: 'APPROVED' } } });
+}
+
 async function signIn(page: Page, username: string): Promise<void> {
   await page.fill('#username', username);
   await page.click('#signin-form button[type=submit]');
@@ -52,7 +58,12 @@ test('a /pay/{code} link opens the page on the request; the payer pays it with t
   const { page, problems } = await phonePage(browser);
   await page.goto(`${app.baseUrl}${pathOf(created.paymentUrl)}`);
   expect(new URL(page.url()).pathname).toBe('/app');
+  // Before sign-in the page says which payment is waiting: who asks, how much, for what.
+  const waiting = page.locator('#waiting');
+  await waiting.locator('text=Sign in to pay it.').waitFor();
+  expect((await waiting.innerText()).split('\n').filter(Boolean)).toEqual(['Corner Café asks you to pay', 'ETB 12.50', 'Table 4', 'Sign in to pay it.']);
   await signIn(page, user.username);
+  expect(await waiting.isVisible()).toBe(false);
   const c = card(page, created.paymentRequestId);
   await c.waitFor();
   expect(await c.innerText()).toContain('Corner Café');
@@ -60,6 +71,24 @@ test('a /pay/{code} link opens the page on the request; the payer pays it with t
   await c.and(page.locator('[data-status="APPROVED"]')).waitFor();
   const status = await http(app.baseUrl, `/api/v1/wallet/payment-request/${created.paymentRequestId}`, { token: dev.secretKey });
   expect(status.body.status).toBe('APPROVED');
+  noProblems(problems);
+  await page.context().close();
+});
+
+test('before sign-in, a link already paid says so, and an unknown one says there is no such request', async () => {
+  const created = await link();
+  const payer = await f.user({ balance: 100 });
+  // A development page's own read, not the REST API (plain fetch: http() holds answers to schema/openapi.yaml).
+  const read = await fetch(`${app.baseUrl}/app/link/${pathOf(created.paymentUrl).split('/pay/')[1]}`);
+  expect(await read.json()).toEqual({ merchantName: 'Corner Café', amount: 12.5, currency: 'ETB', description: 'Table 4', status: 'PENDING', expiresAt: expect.any(String) });
+  const { page, problems } = await phonePage(browser);
+  await page.goto(`${app.baseUrl}${pathOf(created.paymentUrl)}`);
+  await page.locator('#waiting', { hasText: 'Sign in to pay it.' }).waitFor();
+  await payLink(created.paymentRequestId, payer.token);
+  await page.goto(`${app.baseUrl}/app#pay=${pathOf(created.paymentUrl).split('/pay/')[1]}x`);
+  await page.locator('#waiting', { hasText: 'No payment request for this link.' }).waitFor();
+  await page.goto(`${app.baseUrl}${pathOf(created.paymentUrl)}`);
+  await page.locator('#waiting', { hasText: 'This payment request is approved.' }).waitFor();
   noProblems(problems);
   await page.context().close();
 });

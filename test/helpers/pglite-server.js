@@ -12,14 +12,19 @@
 // table emptied, sequences restarted; a fresh PGlite when a file changed the schema) and serves
 // it on a new loopback port; `release` stops it.
 //
+// Served as the gateway serves its embedded database (src/db/pglite-session.ts: one connection
+// holds the session from a statement's first message to its end, and for a whole transaction).
+//
 // Control: HTTP on 127.0.0.1, its port printed as the first line of stdout. The process exits
 // when its stdin closes (the Jest process that started it is gone).
 import { readFile } from 'node:fs/promises';
 import http from 'node:http';
 import path from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { databaseControl, startDatabaseProcess } from './database-process.js';
+
+// The gateway's own session server (TypeScript, loaded with Node's type stripping).
+const { sessionServer } = await import('../../src/db/pglite-session.ts');
 
 const template = process.argv[2];
 if (!template) throw new Error('usage: node test/helpers/pglite-server.js <template directory>');
@@ -93,7 +98,7 @@ const actions = {
     if (!database) database = await load();
     else if (database.used) await reset();
     database.used = true;
-    database.server = new PGLiteSocketServer({ db: database.pglite, host: '127.0.0.1', port: 0, maxConnections });
+    database.server = sessionServer(database.pglite, { host: '127.0.0.1', port: 0, maxConnections });
     await database.server.start();
     return { url: `postgresql://postgres@${database.server.getServerConn()}/postgres` };
   },

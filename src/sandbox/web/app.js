@@ -663,6 +663,7 @@ function connect() {
 
 async function start() {
   $('signin').hidden = true;
+  $('waiting').hidden = true;
   $('wallet').hidden = false;
   try {
     await load();
@@ -711,6 +712,39 @@ function openLinkFromHash() {
   if (!code) return;
   history.replaceState(null, '', location.pathname);
   openByCode(code).catch((err) => showLinkError(err));
+}
+
+/**
+ * Before sign-in, a page opened by a payment link (/app#pay=<code>) says which payment is waiting:
+ * the merchant, the amount and what for (GET /app/link/<code>, what the link's holder may see).
+ */
+async function showWaitingLink() {
+  const box = $('waiting');
+  const code = codeOfLink(location.hash);
+  if (!code) {
+    box.hidden = true;
+    return;
+  }
+  const res = await fetch(`/app/link/${encodeURIComponent(code)}`);
+  const body = await res.json().catch(() => ({}));
+  if (state.wallet) return; // signed in meanwhile: the request's card shows it
+  const line = (text, className) => {
+    const p = document.createElement('p');
+    p.textContent = text;
+    if (className) p.className = className;
+    return p;
+  };
+  if (!res.ok) {
+    box.replaceChildren(line(res.status === 404 ? 'No payment request for this link.' : body.message || `The link could not be read (${res.status}).`, 'error'));
+  } else {
+    box.replaceChildren(
+      line(`${body.merchantName} asks you to pay`, 'muted'),
+      line(money(body.amount, body.currency), 'amount'),
+      line(body.description),
+      line(body.status === 'PENDING' ? 'Sign in to pay it.' : `This payment request is ${body.status.toLowerCase()}.`, 'muted'),
+    );
+  }
+  box.hidden = false;
 }
 
 function showLinkError(err) {
@@ -765,6 +799,7 @@ document.addEventListener('DOMContentLoaded', () => {
     if (!code) return showLinkError({ message: 'That is not a payment link.' });
     openByCode(code).then(() => ($('link-input').value = ''), showLinkError);
   });
-  window.addEventListener('hashchange', () => state.wallet && openLinkFromHash());
+  window.addEventListener('hashchange', () => (state.wallet ? openLinkFromHash() : showWaitingLink().catch(() => undefined)));
   if (state.token) start();
+  else showWaitingLink().catch(() => undefined);
 });
