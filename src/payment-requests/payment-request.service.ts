@@ -21,6 +21,7 @@ import type { Tx, UnitOfWork } from '../db/unit-of-work.js';
 import { effectiveStatus, paymentUrlOf } from './payment-request.rules.js';
 import { paymentRequestBody } from './payment-request.body.js';
 import { paymentRequestColumns, paymentRequestFromRow } from './payment-request.read.js';
+import { claimableByUserSql, refusal, standingOf, type Owner } from './payment-request.policy.js';
 import type { ConsentService } from '../consent/consent.service.js';
 import type { ApprovalSubject, ApprovalVerificationFields, VerificationMethod } from '../consent/verification.js';
 import type { ConsentSigner } from '../consent/consent-keys.js';
@@ -201,8 +202,6 @@ export interface ApprovalContext {
 }
 
 /** Who may decide on a request: its developer (cancel) or its wallet's owner (approve, reject). */
-type Owner = { developerId: string } | { userId: string };
-
 /** A payment request row as a transition returns it, with the wallet owner to notify. */
 type DecidedRow = Record<string, unknown> & { user_id: string | null };
 
@@ -227,10 +226,10 @@ const decisionSeconds = (createdAt: unknown, updatedAt: unknown): number =>
 
 /**
  * The claim of a transition: a conditional update of the request, if it is PENDING, not overdue
- * and the owner's. A user's claim finds the request through the user's wallet `w`: a request to
- * that wallet or, for an approval, an open request not yet bound (the claim binds it to `w`:
- * `wallet_id is null` is part of the condition, so of concurrent approvals one binds it and the
- * others find it bound). Values: status, transaction id, request id, owner id.
+ * and the owner's to change (src/payment-requests/payment-request.policy.ts). A user's claim finds
+ * the request through the user's wallet `w`; an approval of an open request not yet bound binds it
+ * to `w` (`wallet_id is null` is part of the condition, so of concurrent approvals one binds it and
+ * the others find it bound). Values: status, transaction id, request id, owner id.
  */
 function claimSql(owner: Owner, to: PaymentRequestStatus): string {
   const pending = `pr.status = 'PENDING' and not ${overdueSql('pr')}`;
@@ -239,10 +238,7 @@ function claimSql(owner: Owner, to: PaymentRequestStatus): string {
              where pr.id = $3 and pr.developer_id = $4 and ${pending}
          returning ${READ_COLUMNS}, (select w.user_id from wallets w where w.id = pr.wallet_id) as user_id`;
   }
-  const mine =
-    to === PaymentRequestStatus.APPROVED
-      ? `(pr.wallet_id = w.id or (pr.wallet_id is null and pr.open_link and w.currency = pr.currency))`
-      : `pr.wallet_id = w.id`;
+  const mine = claimableByUserSql(to === PaymentRequestStatus.APPROVED ? 'approve' : 'reject');
   return `update payment_requests pr set status = $1, transaction_id = $2, wallet_id = w.id, updated_at = now()
             from wallets w
            where pr.id = $3 and w.user_id = $4 and ${mine} and ${pending}
@@ -614,27 +610,18 @@ export class PaymentRequestService {
   }
 
   /**
-   * What the payer is asked to consent to, read before any verification: the caller's own request,
-   * or an open one (the approval binds it to the caller's wallet) (else NOT_FOUND), still PENDING and not overdue (else the error the approval would meet),
-   * and the wallet that pays it. The approval's transaction checks all of it again.
+   * What the payer is asked to consent to, read before any verification is counted, and the wallet
+   * that pays it: refused as the claim would refuse it (payment-request.policy.ts: not the caller's,
+   * not PENDING, overdue, another currency, a blocked merchant). The approval's claim checks it again.
    */
   private async approvalSubject(db: Queryable, userId: string, id: string): Promise<{ walletId: string; subject: ApprovalSubject }> {
-    const [row] = await db.query<{ walletId: string; amount: string; currency: string; merchantName: string; status: PaymentRequestStatus; overdue: boolean }>(
-      // The caller's own request, or an open one (a link): its payer is whoever approves it first.
-      `select w.id as "walletId", pr.amount::text as amount, pr.currency, pr.merchant_name as "merchantName", pr.status,
-              ${overdueSql('pr')} as overdue
-         from payment_requests pr join wallets w on w.user_id = $1
-        where pr.id = $2 and (pr.wallet_id = w.id or pr.open_link)`,
-      [userId, id],
-    );
-    if (!row) throw notFound('Payment request not found');
-    if (row.status !== PaymentRequestStatus.PENDING) {
-      throw new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${row.status}, not PENDING`);
-    }
-    if (row.overdue) throw new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
+    const standing = await standingOf(db, { userId }, id);
+    const refused = refusal(standing, 'approve');
+    if (refused) throw refused;
+    const s = standing!;
     return {
-      walletId: row.walletId,
-      subject: { paymentRequestId: id, amount: row.amount /* numeric(18,2) as text: two decimals */, currency: row.currency, merchantName: row.merchantName },
+      walletId: s.walletId!,
+      subject: { paymentRequestId: id, amount: s.amount /* numeric(18,2) as text: two decimals */, currency: s.currency, merchantName: s.merchantName },
     };
   }
 
@@ -679,7 +666,7 @@ export class PaymentRequestService {
     const ownerId = 'developerId' in owner ? owner.developerId : owner.userId;
     const transactionId = to === PaymentRequestStatus.APPROVED ? randomUUID() : null;
     const [row] = await tx.query<DecidedRow>(claimSql(owner, to), [to, transactionId, id, ownerId]);
-    if (!row) throw await this.whyNotPending(tx, owner, id);
+    if (!row) throw await this.whyNotPending(tx, owner, id, to);
     let pr = paymentRequestFromRow(row);
     let transaction: Transaction | undefined;
     if (transactionId) {
@@ -717,35 +704,13 @@ export class PaymentRequestService {
     });
   }
 
-  /** The error for a transition that found nothing to change: not the owner's, not PENDING, or overdue. */
-  private async whyNotPending(tx: Tx, owner: Owner, id: string): Promise<AppError> {
-    type Found = { status: PaymentRequestStatus; overdue: boolean; mine: boolean; currency: string; walletCurrency: string | null };
-    const [found] =
-      'developerId' in owner
-        ? await tx.query<Found>(
-            `select pr.status, ${overdueSql('pr')} as overdue, true as mine, pr.currency, null as "walletCurrency"
-               from payment_requests pr where pr.id = $1 and pr.developer_id = $2`,
-            [id, owner.developerId],
-          )
-        : // The user's own requests, and open ones (bound to someone else since, or not yet).
-          await tx.query<Found>(
-            `select pr.status, ${overdueSql('pr')} as overdue, w.id is not null as mine, pr.currency, me.currency as "walletCurrency"
-               from payment_requests pr
-               left join wallets w on w.id = pr.wallet_id and w.user_id = $1
-               left join wallets me on me.user_id = $1
-              where pr.id = $2 and (w.id is not null or pr.open_link)`,
-            [owner.userId, id],
-          );
-    if (!found) return notFound('Payment request not found');
-    if (found.overdue) return new AppError('PAYMENT_REQUEST_EXPIRED', 'Payment request has expired');
-    if (found.status === PaymentRequestStatus.PENDING && !found.mine) {
-      if (found.walletCurrency === null) return notFound('Wallet not found');
-      if (found.walletCurrency !== found.currency) {
-        return badInput(`This payment request is in ${found.currency}; your wallet holds ${found.walletCurrency}`);
-      }
-      // Only approving binds an open request: one person's "no" does not close a shop's link.
-      return new AppError('FORBIDDEN', 'An open payment request can only be approved (or left alone)');
-    }
-    return new AppError('PAYMENT_REQUEST_NOT_PENDING', `Payment request is ${found.status}, not PENDING`);
+  /** The error for a transition that found nothing to change (the policy's answer, read in the same transaction). */
+  private async whyNotPending(tx: Tx, owner: Owner, id: string, to: PaymentRequestStatus): Promise<AppError> {
+    const action = 'developerId' in owner ? 'cancel' : to === PaymentRequestStatus.APPROVED ? 'approve' : 'reject';
+    return (
+      refusal(await standingOf(tx, owner, id), action) ??
+      // Nothing refuses it now: it changed between the claim and this read (another call won).
+      new AppError('PAYMENT_REQUEST_NOT_PENDING', 'Payment request is no longer PENDING')
+    );
   }
 }
