@@ -1,6 +1,7 @@
 // Starting and calling an embedded database process (./pglite-server.js). Plain JavaScript with
 // its types beside it (./database-process.d.ts): used by ./global-setup.ts (one process per Jest
-// worker slot), ./environment.js and ./db.ts (a second database a file holds at the same time).
+// worker slot), ./environment.js, ./pglite-server.js (the processes of a file's further
+// databases) and ./db.ts (a fourth database a file holds at the same time).
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import path from 'node:path';
