@@ -13,16 +13,17 @@
 // Needs wrk, pgbench and psql; PostgreSQL at BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432),
 // where it creates and drops a database named bench_approval_*.
 // Knobs: BENCH_SECONDS=10 BENCH_ROUNDS=3 BENCH_CONNECTIONS=8 BENCH_USERS=16
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startGateway } from './lib/gateway.mjs';
+import { CLK_TCK, gatewayTicks, median, postgresTicks, run } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const req = createRequire(path.join(ROOT, 'package.json'));
-const { SignJWT } = await import(req.resolve('jose'));
 const pg = req('pg');
 const E = process.env;
 const SECONDS = Number(E.BENCH_SECONDS ?? 10);
@@ -34,57 +35,14 @@ const PG_BASE = (E.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432').replace
 const DB = `bench_approval_${Date.now().toString(36)}`;
 const DB_URL = `${PG_BASE}/${DB}`;
 const OUT = mkdtempSync(path.join(tmpdir(), 'bench-approval-'));
-const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-const NODE = process.execPath;
-const ADMIN = 'bench-admin-token-0123456789';
-const USER_SECRET = 'bench-user-token-secret-0123456789';
 const log = (s) => process.stderr.write(`[approval] ${s}\n`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const median = (xs) => {
-  const s = xs.filter(Number.isFinite).sort((a, b) => a - b);
-  return s.length ? s[Math.floor(s.length / 2)] : NaN;
-};
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 const pgUrl = new URL(PG_BASE);
 const PSQL = ['-h', pgUrl.hostname, '-p', pgUrl.port || '5432', '-U', decodeURIComponent(pgUrl.username || 'postgres')];
 const psql = (sql, db = 'postgres') => execFileSync('psql', [...PSQL, '-d', db, '-qAtX', '-v', 'ON_ERROR_STOP=1', '-c', sql], { encoding: 'utf8' });
 
-// ---- CPU from /proc ----
-function procTable() {
-  const t = new Map();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const s = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const x = s.slice(s.lastIndexOf(')') + 2).split(' ');
-      t.set(Number(d), { name: s.slice(s.indexOf('(') + 1, s.lastIndexOf(')')), ppid: Number(x[1]), pgrp: Number(x[2]), ticks: Number(x[11]) + Number(x[12]), children: Number(x[13]) + Number(x[14]) });
-    } catch {
-      // gone
-    }
-  }
-  return t;
-}
-const gatewayTicks = (root) => {
-  let sum = 0;
-  for (const [pid, p] of procTable()) if (pid === root || p.pgrp === root) sum += p.ticks;
-  return sum;
-};
-const postgresTicks = () => {
-  let sum = 0;
-  for (const [, p] of procTable()) if (p.name === 'postgres' || p.name === 'postmaster') sum += p.ticks + p.children;
-  return sum;
-};
 const transactions = () => Number(psql(`select xact_commit + xact_rollback from pg_stat_database where datname = '${DB}'`).trim());
-
-function run(cmd, args, env = {}) {
-  return new Promise((resolve) => {
-    const p = spawn(cmd, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    p.stdout.on('data', (d) => (out += d));
-    p.stderr.on('data', (d) => (out += d));
-    p.on('exit', (code) => resolve({ code, out }));
-  });
-}
 
 async function measure(kind, load, gatewayPid) {
   const g0 = gatewayPid ? gatewayTicks(gatewayPid) : 0;
@@ -109,58 +67,11 @@ async function measure(kind, load, gatewayPid) {
 }
 
 // ---- database, gateway, seed ----
-psql(`create database ${DB}`);
-const gatewayEnv = {
-  DATABASE_URL: DB_URL,
-  APP_ENV: 'development',
-  LOG_LEVEL: 'warn',
-  ADMIN_TOKEN: ADMIN,
-  USER_TOKEN_SECRET: USER_SECRET,
-  KEY_SIGNING_SECRET: 'bench-key-signing-secret-0123456789',
-  RATE_LIMIT_PER_SECOND: '1000000',
-  USER_RATE_LIMIT_PER_SECOND: '1000000',
-  MAX_PENDING_PER_PAYER: '1000000000',
-  SANDBOX_TEST_WALLETS: 'false',
-  // The PIN's check at its cheapest (what is measured is the approval, not the hash; docs/consent.md has the hash's cost).
-  PIN_HASH_COST: '10',
-};
-const port = 20000 + Math.floor(Math.random() * 20000);
-const gateway = spawn(NODE, ['dist/src/main.js'], { cwd: ROOT, env: { ...process.env, ...gatewayEnv, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'], detached: true });
-const base = `http://127.0.0.1:${port}`;
-const stop = () => {
-  try {
-    process.kill(-gateway.pid, 'SIGTERM');
-  } catch {
-    // gone
-  }
-};
-process.on('exit', stop);
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`${base}/healthz`)).ok) break;
-  } catch {
-    // not up yet
-  }
-  if (i > 300) throw new Error('the gateway did not start');
-  await sleep(200);
-}
-await sleep(1500); // a cluster's workers come up one after another
-
-async function gql(query, variables, auth = ADMIN) {
-  const res = await fetch(`${base}/graphql`, { method: 'POST', headers: { authorization: `Bearer ${auth}`, 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
-  const json = await res.json();
-  if (json.errors) throw new Error(`${query.slice(0, 50)}: ${json.errors[0].message}`);
-  return Object.values(json.data)[0];
-}
-const dev = await gql('mutation($n: String!) { createDeveloper(name: $n) { id } }', { n: 'Bench approvals' });
+const gateway = await startGateway({ root: ROOT, dir: ROOT, pgBase: PG_BASE, db: DB });
+const { base, stop } = gateway;
+const dev = await gateway.developer('Bench approvals');
 const users = [];
-for (let i = 0; i < USERS; i++) {
-  const u = await gql('mutation($i: CreateUserInput!) { createUser(input: $i) { userId walletId } }', {
-    i: { username: `bench_a${i}`, phone: `0944${String(i).padStart(6, '0')}`, balance: 100_000_000, pin: PIN },
-  });
-  const token = await new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(u.userId).setIssuedAt().setExpirationTime('2h').sign(new TextEncoder().encode(USER_SECRET));
-  users.push({ ...u, token });
-}
+for (let i = 0; i < USERS; i++) users.push(await gateway.user(`bench_a${i}`, PIN));
 // PENDING requests written straight into the table (a request's own creation is not what is measured):
 // one list for the gateway, one queue for pgbench.
 const client = new pg.Client({ connectionString: DB_URL });

@@ -17,6 +17,7 @@ import pino from 'pino';
 import { loadConfig } from '../dist/src/config.js';
 import { openDatabase } from '../dist/src/db/database.js';
 import { sql as statement } from '../dist/src/db/sql.js';
+import { resolveStartupKeys } from '../dist/src/startup-keys.js';
 import { createServices } from '../dist/src/services.js';
 import { OutboxReader } from '../dist/src/events/outbox.js';
 import { settledHorizon } from '../dist/src/events/event.service.js';
@@ -34,8 +35,8 @@ const silent = pino({ level: 'silent' });
 const admin = new pg.Client({ connectionString: `${PG}/postgres` });
 await admin.connect();
 await admin.query(`create database ${DB}`);
-const config = loadConfig({ ...E, DATABASE_URL: URL_, APP_ENV: 'development', LOG_LEVEL: 'silent', PAYMENT_REQUEST_TTL_SECONDS: '86400', MAX_PENDING_PER_PAYER: '0',
-  KEY_SIGNING_SECRET: 'outbox-key-signing-secret-00000000000000', USER_TOKEN_SECRET: 'outbox-user-token-secret-000000000000000', ADMIN_TOKEN: 'outbox-admin-token-0000000000' });
+const config = resolveStartupKeys(loadConfig({ ...E, DATABASE_URL: URL_, APP_ENV: 'development', LOG_LEVEL: 'silent', PAYMENT_REQUEST_TTL_SECONDS: '86400', MAX_PENDING_PER_PAYER: '0',
+  KEY_SIGNING_SECRET: 'outbox-key-signing-secret-00000000000000', USER_TOKEN_SECRET: 'outbox-user-token-secret-000000000000000', ADMIN_TOKEN: 'outbox-admin-token-0000000000' }));
 const db = await openDatabase({ url: URL_, poolMax: 4, logger: silent });
 const services = createServices(config, db, silent);
 const sql = (text, params = []) => db.orm.em.fork().execute(text, params);

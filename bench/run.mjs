@@ -25,6 +25,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { loadConfig } from '../dist/src/config.js';
+import { resolveStartupKeys } from '../dist/src/startup-keys.js';
 import { createLogger } from '../dist/src/logger.js';
 import { openDatabase } from '../dist/src/db/database.js';
 import { createServices } from '../dist/src/services.js';
@@ -53,7 +54,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
   await c.end();
 }
 const env = { APP_ENV: 'development', DATABASE_URL: URL_, LOG_LEVEL: 'warn' };
-const config = loadConfig(env);
+const config = resolveStartupKeys(loadConfig(env));
 const db = await openDatabase({ url: URL_, poolMax: 2 });
 const services = createServices(config, db, createLogger('silent'));
 const em = () => services.works.begin();

@@ -1,6 +1,7 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
+import { MIN_PEPPER_BYTES, decodePepper, pepperList } from './consent/pin.js';
 
 /** Development-only secrets: accepted (with a warning) in development, refused in production. */
 export const DEV_DEFAULTS = {
@@ -205,11 +206,22 @@ const settings = z.object({
   PIN_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /** How long such a lock lasts. */
   PIN_LOCK_MINUTES: z.coerce.number().int().min(1).max(7 * 24 * 60).default(15),
+  /** GraphQL operations per wallet user per second, across instances (then RATE_LIMITED). */
+  USER_RATE_LIMIT_PER_SECOND: z.coerce.number().int().min(1).default(10),
+  /** GET /pay/{code} and `paymentRequestByCode` together, per client address per minute (then 429 / RATE_LIMITED). */
+  PAY_PAGE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).default(60),
+  /** Locks (PIN_MAX_ATTEMPTS failures each) with no successful verification between them after which only an operator's `unlockTransactionPin` lifts the lock. */
+  PIN_MAX_LOCKS: z.coerce.number().int().min(1).max(100).default(3),
   /**
-   * log2 of scrypt's N for new PIN hashes (src/consent/pin.ts): 15 (32 MiB, tens of ms) by default;
-   * production refuses less. Lower only for test suites that create many users.
+   * The secret PINs are hashed under (HMAC-SHA-256, src/consent/pin.ts): at least 32 bytes, hex or
+   * base64. Required in production; development makes one under DATA_DIR (src/startup-keys.ts).
    */
-  PIN_HASH_COST: z.coerce.number().int().min(10).max(20).default(15),
+  PIN_PEPPER: z.string().refine((v) => decodePepper(v) !== null, `must be at least ${MIN_PEPPER_BYTES} bytes, hex or base64`).optional(),
+  /** Earlier peppers (comma separated): PINs stored under them still verify and move to PIN_PEPPER at their next success. */
+  PIN_PREVIOUS_PEPPERS: z
+    .string()
+    .refine((v) => pepperList(v).every((p) => decodePepper(p) !== null), `each must be at least ${MIN_PEPPER_BYTES} bytes, hex or base64 (comma separated)`)
+    .optional(),
 });
 
 export type AppEnv = 'development' | 'production';
@@ -287,8 +299,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (c.APP_ENV === 'production' && !c.CONSENT_SIGNING_KEY) {
     secretProblems.push('CONSENT_SIGNING_KEY is required in production (an Ed25519 private key as PKCS#8 PEM: it signs consent receipts)');
   }
-  if (c.APP_ENV === 'production' && c.PIN_HASH_COST < 15) {
-    secretProblems.push('PIN_HASH_COST: production hashes PINs at 15 or more (a cheaper hash is for test suites)');
+  if (c.APP_ENV === 'production' && !c.PIN_PEPPER) {
+    secretProblems.push(`PIN_PEPPER is required in production (at least ${MIN_PEPPER_BYTES} random bytes, hex or base64: the secret PINs are hashed under)`);
   }
   if (c.WEB_CONCURRENCY !== undefined && c.WEB_CONCURRENCY > 1 && !c.DATABASE_URL) {
     secretProblems.push('WEB_CONCURRENCY: more than one process needs DATABASE_URL (the embedded database belongs to one process)');

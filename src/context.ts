@@ -38,6 +38,10 @@ export interface ContextDeps {
 
 export interface ContextOptions {
   principal: Principal;
+  /** The caller's network address (the pay page's limit), when the door knows it. */
+  clientAddress?: string | undefined;
+  /** The door already counted this operation against its caller's limit (graphql-ws counts at subscribe). */
+  counted?: boolean;
   /** The request id of the call (HTTP: X-Request-Id); a new one when absent. */
   requestId?: string;
   /** The process logger; the context's logger carries the request id. */
@@ -47,13 +51,15 @@ export interface ContextOptions {
 /**
  * The one way an operation's context is built, for every door (REST, GraphQL over HTTP and
  * WebSocket, the CLI). A call made with a secret key counts against that key's overall limit
- * here, whatever the door (throws RateLimitedError past it).
+ * here, and one made with a user token against its user's (USER_RATE_LIMIT_PER_SECOND), whatever
+ * the door (throws RateLimitedError past it).
  */
 export async function createContext(deps: ContextDeps, opts: ContextOptions): Promise<Context> {
   const requestId = opts.requestId ?? randomUUID();
   const keyId = opts.principal.kind === 'developer' ? opts.principal.keyId : undefined;
-  const limits = new OperationLimits(deps.rateLimits, keyId);
-  await limits.request();
+  const userId = opts.principal.kind === 'user' ? opts.principal.userId : undefined;
+  const limits = new OperationLimits(deps.rateLimits, keyId, userId, opts.clientAddress);
+  if (!opts.counted) await limits.request();
   const work = deps.works.begin();
   const scopes = new Map<(em: EntityManager) => unknown, unknown>();
   return {

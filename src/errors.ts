@@ -32,7 +32,8 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 /**
  * The only error type that leaves the domain. It is a GraphQLError so resolvers can throw it
  * as is; `extensions` carries the code and the HTTP status, and `headers` what an HTTP door
- * sends with it (a rate-limited error brings its own Retry-After and RateLimit-*).
+ * sends with it (a rate-limited error brings its own Retry-After and RateLimit-*; GraphQL
+ * answers carry it as `extensions.retryAfter`, see `errorExtensions`).
  */
 export class AppError extends GraphQLError {
   readonly code: ErrorCode;
@@ -48,6 +49,15 @@ export class AppError extends GraphQLError {
   }
 }
 
+/**
+ * The GraphQL extensions of an answer (SPEC §16): its code and status, and `retryAfter` (whole
+ * seconds) when it asks the caller to wait, as the HTTP doors send `Retry-After`.
+ */
+export function errorExtensions(reply: Pick<ErrorReply, 'code' | 'statusCode' | 'headers'>): { code: string; statusCode: number; retryAfter?: number } {
+  const retryAfter = Number(reply.headers['Retry-After']);
+  return { code: reply.code, statusCode: reply.statusCode, ...(Number.isInteger(retryAfter) && retryAfter >= 0 ? { retryAfter } : {}) };
+}
+
 /** A developer's request to a wallet whose holder blocked it (the only thing it learns about blocks: its own). */
 export class MerchantBlockedError extends AppError {
   constructor() {
@@ -58,12 +68,11 @@ export class MerchantBlockedError extends AppError {
 /**
  * MAX_PENDING_PER_PAYER requests of this developer's are PENDING with this wallet: 429 with
  * `Retry-After`, the seconds until the oldest of them expires (rounded up), as a rate limit's
- * 429 carries its own (every door sends an AppError's headers; GraphQL has `retryAfter` too).
+ * 429 carries its own (every door sends an AppError's headers; GraphQL has `retryAfter` too, `errorExtensions`).
  */
 export class TooManyPendingError extends AppError {
   constructor(readonly retryAfterSeconds: number) {
     super('TOO_MANY_PENDING_REQUESTS', 'Too many pending payment requests for this wallet', { 'Retry-After': String(retryAfterSeconds) });
-    this.extensions.retryAfter = retryAfterSeconds;
   }
 }
 

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import cluster from 'node:cluster';
 import pino from 'pino';
 import { loadConfig, ConfigError } from './config.js';
+import { resolveStartupKeys } from './startup-keys.js';
 import { createLogger, defaultLogFormat } from './logger.js';
 import { nextSteps, nextStepsText } from './next-steps.js';
 import { openDatabase } from './db/database.js';
@@ -19,7 +20,7 @@ import { shutdownTracing, tracing } from './observability/tracing.js';
 async function main(): Promise<void> {
   let config;
   try {
-    config = loadConfig();
+    config = resolveStartupKeys(loadConfig());
   } catch (err) {
     if (err instanceof ConfigError) failedToStart(err.message);
     throw err;

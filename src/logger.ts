@@ -12,6 +12,8 @@ const SENSITIVE_KEYS = [
   'keySigningSecret',
   'userTokenSecret',
   'consentSigningKey',
+  'pinPepper',
+  'pinPreviousPeppers',
   'privateKey',
   'token',
   'adminToken',
@@ -63,6 +65,8 @@ function isDatabaseError(err: Record<string, unknown>): boolean {
  */
 export function serializeError(e: Error): Record<string, unknown> {
   const out = pino.stdSerializers.err(e) as unknown as Record<string, unknown>;
+  // `{ err: { message } }` (a reason, on purpose without a stack) gets no empty `stack` either.
+  if (out.stack === '' || out.stack === undefined) delete out.stack;
   if (!isDatabaseError(out)) return out;
   for (const key of ['message', 'sql', 'query', 'sqlMessage', 'where', 'internalQuery']) {
     if (typeof out[key] === 'string') out[key] = sqlShape(out[key] as string);

@@ -27,7 +27,6 @@ export class RateLimitedError extends AppError {
     readonly info: RateLimitInfo,
   ) {
     super('RATE_LIMITED', message, rateLimitHeaders(info, true));
-    this.extensions.retryAfter = info.reset;
   }
 }
 
@@ -36,6 +35,10 @@ export interface RateLimitOptions {
   lookupsPerMinute: number;
   /** Test sends per webhook endpoint per minute (POST /webhook-endpoints/{id}/test). */
   webhookTestsPerMinute: number;
+  /** GraphQL operations per wallet user per second (USER_RATE_LIMIT_PER_SECOND). */
+  userOperationsPerSecond: number;
+  /** GET /pay/{code} and `paymentRequestByCode` together per client address per minute (PAY_PAGE_LIMIT_PER_MINUTE). */
+  payPagePerMinute: number;
 }
 
 /** Most points an instance leases at once (see `LeasedLimiter`). */
@@ -150,18 +153,33 @@ export class LeasedLimiter {
 }
 
 /**
- * Per-secret-key limits (SPEC §11), shared by every instance through PostgreSQL (the embedded
- * database included), leased in blocks (see `LeasedLimiter`: no overshoot, bounded early refusal).
+ * Per-secret-key limits (SPEC §11), per wallet user and per client address on the pay page (SPEC
+ * §16), shared by every instance through PostgreSQL (the embedded database included), leased in
+ * blocks (see `LeasedLimiter`: no overshoot, bounded early refusal).
  */
 export class RateLimits {
   private readonly requests: LeasedLimiter;
   private readonly lookups: LeasedLimiter;
   private readonly webhookTests: LeasedLimiter;
+  private readonly users: LeasedLimiter;
+  private readonly payPages: LeasedLimiter;
 
   constructor(knex: Knex, opts: RateLimitOptions) {
     this.requests = new LeasedLimiter(knex, 'req', opts.requestsPerSecond, 1);
     this.lookups = new LeasedLimiter(knex, 'lookup', opts.lookupsPerMinute, 60);
     this.webhookTests = new LeasedLimiter(knex, 'whtest', opts.webhookTestsPerMinute, 60);
+    this.users = new LeasedLimiter(knex, 'user', opts.userOperationsPerSecond, 1);
+    this.payPages = new LeasedLimiter(knex, 'pay', opts.payPagePerMinute, 60);
+  }
+
+  /** Counts one GraphQL operation of a wallet user, on any door and instance; throws past the limit. */
+  user(userId: string): Promise<RateLimitInfo> {
+    return this.consume(this.users, userId, 'Too many requests');
+  }
+
+  /** Counts one read of a link by its code (the pay page or `paymentRequestByCode`) from a client address; throws past the limit. */
+  payPage(address: string): Promise<RateLimitInfo> {
+    return this.consume(this.payPages, address, 'Too many payment link reads from this address');
   }
 
   /** Counts one test send to a webhook endpoint (a request to someone else's server); throws past the limit. */
@@ -199,16 +217,26 @@ export class OperationLimits {
   constructor(
     private readonly limits: RateLimits,
     private readonly keyId: string | undefined,
+    /** The wallet user calling (counted like a key, USER_RATE_LIMIT_PER_SECOND). */
+    private readonly userId?: string,
+    /** Where the call comes from (the pay page's limit), when a door knows it. */
+    private readonly clientAddress?: string,
   ) {}
 
-  /** Counts the call itself against its key's overall limit (every door, once per operation). */
-  request(): Promise<void> {
+  /** Counts the call itself against its key's (or its wallet user's) overall limit (every door, once per operation). */
+  async request(): Promise<void> {
+    if (this.userId) return this.record(await this.limits.user(this.userId));
     return this.count((keyId) => this.limits.request(keyId));
   }
 
   /** Counts an account look-up against its key's stricter limit. */
   lookup(): Promise<void> {
     return this.count((keyId) => this.limits.lookup(keyId));
+  }
+
+  /** Counts a read of a link by its code against the client address's pay-page limit (nothing without an address: the CLI). */
+  async payPage(): Promise<void> {
+    if (this.clientAddress) this.record(await this.limits.payPage(this.clientAddress));
   }
 
   /** The verdict with the fewest requests left, for the response headers. */
@@ -218,7 +246,10 @@ export class OperationLimits {
 
   private async count(consume: (keyId: string) => Promise<RateLimitInfo>): Promise<void> {
     if (!this.keyId) return;
-    const info = await consume(this.keyId);
+    this.record(await consume(this.keyId));
+  }
+
+  private record(info: RateLimitInfo): void {
     if (!this.strictest || info.remaining < this.strictest.remaining) this.strictest = info;
   }
 }

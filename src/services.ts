@@ -17,6 +17,8 @@ import { EventService } from './events/event.service.js';
 import { SecretBox } from './webhooks/secret-box.js';
 import { WebhookEndpointService } from './webhooks/webhook-endpoint.service.js';
 import { DeliveryWorker } from './webhooks/delivery-worker.js';
+import { WebhookSender } from './webhooks/sender.js';
+import { EndpointHealth } from './webhooks/endpoint-health.js';
 import { Metrics } from './observability/metrics.js';
 import { OutboxLag } from './observability/outbox-lag.js';
 import { OperatorService } from './operators/operator.service.js';
@@ -103,12 +105,19 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
   const transactions = new TransactionService(config.maxAmount, settlement);
   const operators = new OperatorService(config, forkEm, logger);
   const secretBox = new SecretBox(config.keySigningSecret);
-  const deliveries = new DeliveryWorker(forkEm, config, secretBox, logger, (outcome, result) => metrics.webhookAttempts.inc({ outcome, result }));
+  // One signed send (deliveries, retries, resends and test sends) and one keeper of endpoint health.
+  const webhookSender = new WebhookSender(config, secretBox, logger);
+  const endpointHealth = new EndpointHealth(config);
+  const deliveries = new DeliveryWorker(works, config, webhookSender, endpointHealth, logger, (outcome, result) =>
+    metrics.webhookAttempts.inc({ outcome, result }),
+  );
   eventHub.onWake(() => deliveries.wake());
   const rateLimits = new RateLimits(db.orm.em.getKnex(), {
     requestsPerSecond: config.rateLimitPerSecond,
     lookupsPerMinute: config.lookupLimitPerMinute,
     webhookTestsPerMinute: config.webhookTestLimitPerMinute,
+    userOperationsPerSecond: config.userRateLimitPerSecond,
+    payPagePerMinute: config.payPageLimitPerMinute,
   });
   // A passkey approval is checked by the WebAuthn verifier (src/consent/passkey.service.ts).
   const passkeys = new PasskeyService(config);
@@ -128,7 +137,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     forkEm,
     works,
     payments,
-    accounts: new AccountService(config),
+    accounts: new AccountService(config, consent),
     consent,
     transactions,
     developers: new DeveloperService(),
@@ -138,7 +147,7 @@ export function createServices(config: Config, db: Database, logger: Logger): Se
     auth: createAuthenticator(config, keys, operators),
     eventHub,
     eventLog: new EventService(),
-    webhookEndpoints: new WebhookEndpointService(config, secretBox, rateLimits),
+    webhookEndpoints: new WebhookEndpointService(config, secretBox, rateLimits, webhookSender, endpointHealth),
     deliveries,
     rateLimits,
     metrics,

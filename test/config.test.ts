@@ -22,6 +22,7 @@ const REAL = {
   USER_TOKEN_SECRET: 'real-user-token-secret-0123456789',
   ADMIN_TOKEN: 'real-admin-token-0123456789',
   CONSENT_SIGNING_KEY: TEST_CONSENT_KEY,
+  PIN_PEPPER: 'a1'.repeat(32),
 };
 /** What production also requires: the passkeys' relying party. */
 const RELYING_PARTY = { WEBAUTHN_RP_ID: 'wallet.example', WEBAUTHN_ORIGIN: 'https://pay.wallet.example' };

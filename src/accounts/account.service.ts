@@ -13,7 +13,7 @@ import { User } from './user.entity.js';
 import { Wallet, WalletStatus } from './wallet.entity.js';
 import { paginate, type Page } from '../db/pagination.js';
 import { isUuid, requireUuid } from '../uuid.js';
-import { generatePin, hashPin, requirePin } from '../consent/pin.js';
+import type { ConsentService } from '../consent/consent.service.js';
 
 /** A new opaque wallet id: `wlt_` + 24 random base62 characters (~142 bits). */
 export function newWalletId(): string {
@@ -62,7 +62,11 @@ async function readWallet(db: Queryable, walletId: string): Promise<Detached<Wal
 
 /** Users and their wallets. */
 export class AccountService {
-  constructor(private readonly config: Config) {}
+  constructor(
+    private readonly config: Config,
+    /** The PIN rules and hash (src/consent): one place for every path that sets a PIN. */
+    private readonly consent: Pick<ConsentService, 'newPin'>,
+  ) {}
 
   /** Resolves a username or phone number (SPEC rule) to the user's walletId. */
   async walletIdFor(db: Queryable, identifier: string): Promise<string> {
@@ -86,9 +90,7 @@ export class AccountService {
     const currency = (fields.currency ?? this.config.defaultCurrency).toUpperCase();
     if (!/^[A-Z]{3}$/.test(currency)) throw badInput('currency must be an ISO 4217 code such as ETB');
     const balance = fields.balance === undefined || fields.balance === 0 ? null : parseAmount(fields.balance, 1e12, 'balance');
-    const pin = fields.pin === undefined || fields.pin === null ? generatePin() : requirePin(fields.pin);
-    // Hashed before the transaction: no connection waits on scrypt.
-    const pinHash = await hashPin(pin, this.config.pinHashCost);
+    const { pin, pinHash } = this.consent.newPin(fields.pin);
     return work.transaction(async (tx) => {
       const taken = await tx.query<{ username: string; phone: string }>('select username, phone from users where lower(username) = $1 or phone = $2', [
         username,

@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { execute, parse, printSchema, type GraphQLSchema } from 'graphql';
 import { loadConfig, type Config } from '../config.js';
+import { resolveStartupKeys } from '../startup-keys.js';
 import { createLogger } from '../logger.js';
 import { openDatabase, type Database } from '../db/database.js';
 import { getSchema } from '../schema.js';
@@ -288,7 +289,7 @@ async function run(argv: string[], io: CliIo): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
-  const config = loadConfig(io.env);
+  const config = resolveStartupKeys(loadConfig(io.env));
   const db = await openDatabase({ url: config.databaseUrl, dataDir: config.dataDir, poolMax: 2, migrate: true });
   try {
     if (command === 'migrate') {

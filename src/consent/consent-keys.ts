@@ -1,6 +1,4 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, exportJWK } from 'jose';
 import type { Config } from '../config.js';
 import { pemBlocks } from '../config.js';
@@ -38,39 +36,13 @@ export interface ConsentJwks {
   keys: ConsentJwk[];
 }
 
-/** The development key's file under DATA_DIR (0600). */
-export const DEV_KEY_FILE = 'consent-signing-key.pem';
-
 /**
- * The signing key's PKCS#8 PEM: CONSENT_SIGNING_KEY when set (production always sets it, see
- * config.ts); else, in development, the key kept under DATA_DIR, made on first use. The file is
- * written whole under a temporary name and linked into place, so of processes starting together
- * (cluster workers) exactly one creates it and all read the same key. An in-memory DATA_DIR gets a
- * key for this process only.
+ * The signing key's PKCS#8 PEM: CONSENT_SIGNING_KEY as the process start resolved it (set, or in
+ * development the key kept under DATA_DIR: src/startup-keys.ts).
  */
-export function resolveSigningKeyPem(config: Pick<Config, 'consentSigningKey' | 'appEnv' | 'dataDir'>): string {
-  if (config.consentSigningKey) return config.consentSigningKey;
-  if (config.appEnv === 'production') throw new Error('CONSENT_SIGNING_KEY is required in production');
-  const fresh = (): string => generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-  if (config.dataDir.startsWith('memory://')) return fresh();
-  const dir = path.resolve(config.dataDir);
-  const file = path.join(dir, DEV_KEY_FILE);
-  try {
-    return readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const temporary = path.join(dir, `.${DEV_KEY_FILE}.${randomUUID()}`);
-  writeFileSync(temporary, fresh(), { mode: 0o600, flag: 'wx' });
-  try {
-    linkSync(temporary, file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  } finally {
-    unlinkSync(temporary);
-  }
-  return readFileSync(file, 'utf8');
+export function resolveSigningKeyPem(config: Pick<Config, 'consentSigningKey'>): string {
+  if (!config.consentSigningKey) throw new Error('CONSENT_SIGNING_KEY is not resolved: the process start resolves it (src/startup-keys.ts)');
+  return config.consentSigningKey;
 }
 
 /** A public key as published: OKP JWK with its thumbprint as kid. */
@@ -102,8 +74,8 @@ export class ConsentSigner {
     private readonly previousPublicPem: string | undefined,
   ) {}
 
-  /** From the configuration (see resolveSigningKeyPem for development). */
-  static fromConfig(config: Pick<Config, 'consentSigningKey' | 'consentPreviousPublicKeys' | 'appEnv' | 'dataDir'>): ConsentSigner {
+  /** From the configuration as the process start resolved it (src/startup-keys.ts). */
+  static fromConfig(config: Pick<Config, 'consentSigningKey' | 'consentPreviousPublicKeys'>): ConsentSigner {
     return new ConsentSigner(resolveSigningKeyPem(config), config.consentPreviousPublicKeys);
   }
 

@@ -16,7 +16,7 @@ export class ConsentResolver {
   @Authorized(Role.USER)
   @Mutation(() => Boolean, {
     description:
-      'Wallet app (user token): change my transaction PIN. The current PIN is checked like an approval (counted; VERIFICATION_FAILED / VERIFICATION_LOCKED); the new one must be 4 to 6 digits.',
+      'Wallet app (user token): change my transaction PIN. The current PIN is checked like an approval (counted; VERIFICATION_FAILED / VERIFICATION_LOCKED); the new one must be 4 to 6 digits and not easy to guess (BAD_USER_INPUT, nothing counted).',
   })
   async changeTransactionPin(
     @Arg('currentPin', () => String) currentPin: string,
@@ -43,13 +43,13 @@ export class ConsentAdminResolver {
   async resetTransactionPin(
     @Arg('walletId', () => String) walletId: string,
     @Ctx() ctx: Context,
-    @Arg('pin', () => String, { nullable: true, description: '4 to 6 digits.' }) pin?: string | null,
+    @Arg('pin', () => String, { nullable: true, description: '4 to 6 digits, not easy to guess (a repeated digit, a run, a very common PIN).' }) pin?: string | null,
   ): Promise<TransactionPinReset> {
     return Object.assign(new TransactionPinReset(), { walletId, pin: await this.consent.setPin(ctx.work, walletId, pin) });
   }
 
   @Mutation(() => Boolean, {
-    description: "Lifts the lock on a wallet's approvals (after PIN_MAX_ATTEMPTS failed verifications) and clears its count.",
+    description: "Lifts the lock on a wallet's approvals (after PIN_MAX_ATTEMPTS failed verifications; after PIN_MAX_LOCKS locks with no success between them only this lifts it) and clears its counts.",
   })
   async unlockTransactionPin(@Arg('walletId', () => String) walletId: string, @Ctx() ctx: Context): Promise<boolean> {
     return this.consent.unlock(ctx.work, walletId);

@@ -10,15 +10,19 @@ export class WalletPin {
   @PrimaryKey({ type: 'text' })
   walletId!: string;
 
-  /** `scrypt$N$r$p$salt$hash` (src/consent/pin.ts). */
+  /** `hmac$pepperId$salt$mac`, or the earlier `scrypt$N$r$p$salt$hash` until its next success (src/consent/pin.ts). */
   @Property({ type: 'text', hidden: true, lazy: true })
   pinHash!: string;
 
-  /** Failed verifications in a row (a reserved attempt counts until it succeeds). */
+  /** Failed verifications in a row since the last success or lock. */
   @Property({ type: 'integer' })
   failures: number = 0;
 
-  /** Approvals of the wallet are refused until then. */
+  /** Locks since the last successful verification; the PIN_MAX_LOCKS-th lasts until an operator unlocks. */
+  @Property({ type: 'integer' })
+  locks: number = 0;
+
+  /** Approvals of the wallet are refused until then ('infinity': until an operator unlocks). */
   @Property({ type: 'datetime', columnType: 'timestamptz', nullable: true })
   lockedUntil: Date | null = null;
 

@@ -3,7 +3,7 @@ import type { UnitOfWork } from '../db/unit-of-work.js';
 import { badInput, notFound } from '../errors.js';
 import { requireUuid } from '../uuid.js';
 import { EVENT_TYPES, isEventType, type EventPayload, type EventType } from './events.js';
-import { queueDeliveriesSql } from './webhook-queue.js';
+import { EVENT_ATTEMPTS, EVENT_DELIVERIES, RESEND_DELIVERIES } from './webhook-queue.js';
 
 export const DEFAULT_EVENTS_LIMIT = 50;
 export const MAX_EVENTS_LIMIT = 100;
@@ -139,31 +139,24 @@ export class EventService {
       developerId,
     ]);
     if (!row) throw notFound('Event not found');
-    const deliveries = await db.query(
-      `select endpoint_id, status, attempts, case when status = 'PENDING' then next_attempt_at end as next_attempt_at, delivered_at, last_error
-         from webhook_deliveries where event_id = $1 order by id`,
-      [id],
-    );
-    const attempts = await db.query(
-      `select endpoint_id, attempted_at, http_status, error, duration_ms from webhook_attempts where event_id = $1 order by attempted_at, id limit 200`,
-      [id],
-    );
+    const deliveries = await db.run(EVENT_DELIVERIES, [id]);
+    const attempts = await db.run(EVENT_ATTEMPTS, [id]);
     const date = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(v as string));
     return {
       event: row.payload,
       deliveries: deliveries.map((d) => ({
-        endpointId: d.endpoint_id as string,
-        status: d.status as DeliveryRecord['status'],
+        endpointId: d.endpoint_id,
+        status: d.status,
         attempts: Number(d.attempts),
         nextAttemptAt: date(d.next_attempt_at),
         deliveredAt: date(d.delivered_at),
-        lastError: (d.last_error as string | null) ?? null,
+        lastError: d.last_error ?? null,
       })),
       attempts: attempts.map((a) => ({
-        endpointId: a.endpoint_id as string,
-        attemptedAt: new Date(a.attempted_at as string),
+        endpointId: a.endpoint_id,
+        attemptedAt: new Date(a.attempted_at),
         httpStatus: a.http_status === null ? null : Number(a.http_status),
-        error: (a.error as string | null) ?? null,
+        error: a.error ?? null,
         durationMs: Number(a.duration_ms),
       })),
     };
@@ -177,7 +170,7 @@ export class EventService {
     return work.transaction(async (tx) => {
       const [event] = await tx.query('select id from events where id = $1 and developer_id = $2', [requireEventId(id), developerId]);
       if (!event) throw notFound('Event not found');
-      const queued = await tx.query(queueDeliveriesSql('events', { where: 'ev.id = $1', restart: true }), [id]);
+      const queued = await tx.run(RESEND_DELIVERIES, [id]);
       // The delivery workers are woken once this commits (here and, by the hint, on other instances).
       tx.wrote([], queued.length > 0);
       return this.get(tx, developerId, id);

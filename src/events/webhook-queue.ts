@@ -1,7 +1,11 @@
+import { sql } from '../db/sql.js';
+
 /**
- * Webhook queueing: the one rule of which endpoints want an event, and the one statement that
- * queues a pending delivery for each of them. Both the outbox write (same statement as the
- * event, append.ts) and a resend go through `queueDeliveriesSql`.
+ * The outbox's side of webhooks: the one rule of which endpoints want an event, the one statement
+ * that queues a pending delivery for each of them (the outbox write, in the same statement as the
+ * event, append.ts, and a resend both go through `queueDeliveriesSql`), and the events API's
+ * statements on deliveries. What happens to a delivery after that (claim, send, record, endpoint
+ * health) is src/webhooks/, whose statements are named in src/webhooks/statements.ts.
  */
 
 /** An endpoint wants an event when it is the event's developer's, ENABLED, and takes the event's type (no list: every type). */
@@ -29,3 +33,32 @@ export function queueDeliveriesSql(source: string, opts: { where?: string; resta
      }
      returning 1`;
 }
+
+/** $1 event: each wanting endpoint's delivery of it, queued again (same webhook-id) unless one is pending. */
+export const RESEND_DELIVERIES = sql('webhook_deliveries_resend', queueDeliveriesSql('events', { where: 'ev.id = $1', restart: true }));
+
+/** $1 event: its deliveries, one per endpoint (GET /events/{id}). */
+export const EVENT_DELIVERIES = sql<{
+  endpoint_id: string;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  attempts: number;
+  next_attempt_at: Date | string | null;
+  delivered_at: Date | string | null;
+  last_error: string | null;
+}>(
+  'event_webhook_deliveries',
+  `select endpoint_id, status, attempts, case when status = 'PENDING' then next_attempt_at end as next_attempt_at, delivered_at, last_error
+     from webhook_deliveries where event_id = $1 order by id`,
+);
+
+/** $1 event: its delivery attempts, oldest first, at most 200 (GET /events/{id}). */
+export const EVENT_ATTEMPTS = sql<{
+  endpoint_id: string;
+  attempted_at: Date | string;
+  http_status: number | null;
+  error: string | null;
+  duration_ms: number;
+}>(
+  'event_webhook_attempts',
+  `select endpoint_id, attempted_at, http_status, error, duration_ms from webhook_attempts where event_id = $1 order by attempted_at, id limit 200`,
+);

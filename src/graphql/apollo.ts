@@ -4,7 +4,7 @@ import { GraphQLError, type GraphQLSchema, type ValidationRule } from 'graphql';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Context } from '../context.js';
-import { describeError } from '../errors.js';
+import { describeError, errorExtensions } from '../errors.js';
 import { formatGraphQLError, isUnexpectedError } from './format-error.js';
 import { unwrapResolverError } from '@apollo/server/errors';
 import { nameApolloOperation, tracing } from '../observability/tracing.js';
@@ -79,6 +79,6 @@ export function contextError(err: unknown): unknown {
   const headers = new HeaderMap();
   for (const [name, value] of Object.entries(reply.headers)) headers.set(name.toLowerCase(), value);
   return new GraphQLError(reply.message, {
-    extensions: { code: reply.code, statusCode: reply.statusCode, http: { status: reply.statusCode, headers } },
+    extensions: { ...errorExtensions(reply), http: { status: reply.statusCode, headers } },
   });
 }

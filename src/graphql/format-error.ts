@@ -1,6 +1,6 @@
 import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
-import { AppError, describeError } from '../errors.js';
+import { AppError, describeError, errorExtensions } from '../errors.js';
 
 /**
  * The GraphQL doors' error boundary (Apollo's formatError, graphql-ws results): what a client
@@ -10,7 +10,7 @@ import { AppError, describeError } from '../errors.js';
  */
 export function formatGraphQLError(formatted: GraphQLFormattedError, error: unknown, logger?: Logger): GraphQLFormattedError {
   const reply = describeError(error);
-  const extensions = { code: reply.code, statusCode: reply.statusCode };
+  const extensions = errorExtensions(reply);
   switch (reply.kind) {
     case 'expected': {
       // Typed errors say exactly their code and status; GraphQL's request errors keep their own extensions.

@@ -21,5 +21,5 @@ export async function httpContext(
 ): Promise<Context> {
   const log = logger.child({ requestId: ctx.state.requestId });
   const principal = await auth.authenticate(ctx.get('authorization') || undefined, door, log);
-  return createContext(deps, { principal, requestId: ctx.state.requestId, logger });
+  return createContext(deps, { principal, requestId: ctx.state.requestId, logger, clientAddress: ctx.ip });
 }

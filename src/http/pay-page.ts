@@ -4,6 +4,7 @@ import type { Context as KoaContext } from 'koa';
 import type { Config } from '../config.js';
 import type { Services } from '../services.js';
 import { AppError } from '../errors.js';
+import { RateLimitedError, rateLimitHeaders } from '../rate-limit.js';
 import type { GatewayState } from './state.js';
 import { qrSvg } from '../links/qr-code.js';
 import type { PublicPaymentRequest } from '../payment-requests/payment-request.service.js';
@@ -56,17 +57,28 @@ ${
 }
 
 const NOT_FOUND_PAGE = page('Payment link not found', '<h1>Payment link not found</h1><p class="muted">Check the link, or ask the merchant for a new one.</p>');
+const TOO_MANY_PAGE = page('Too many requests', '<h1>Too many requests</h1><p class="muted">Too many payment links were opened from this address; try again in a minute.</p>');
 
 /**
  * `GET /pay/{code}`, where a payment link (and its QR code) points. Development: the wallet-app
  * page opened on that request (`/app#pay=<code>`, which reads it with `paymentRequestByCode`).
  * Production: a small page with the merchant, the amount, an "Open in wallet app" link
  * (WALLET_APP_LINK_TEMPLATE) and the QR code for another device. An unknown code: a 404 page.
+ * Past PAY_PAGE_LIMIT_PER_MINUTE reads from one address (with `paymentRequestByCode`): a 429 page
+ * with Retry-After.
  */
-export function createPayPageRouter(config: Config, services: Pick<Services, 'payments' | 'works'>): Router<GatewayState> {
+export function createPayPageRouter(config: Config, services: Pick<Services, 'payments' | 'works' | 'rateLimits'>): Router<GatewayState> {
   const router = new Router<GatewayState>();
   router.get(`${PAY_PATH}/:code`, async (ctx) => {
     ctx.state.route = `GET ${PAY_PATH}/:code`;
+    // One budget with `paymentRequestByCode` per client address (PAY_PAGE_LIMIT_PER_MINUTE): codes are not guessed page by page.
+    try {
+      ctx.set(rateLimitHeaders(await services.rateLimits.payPage(ctx.ip)));
+    } catch (err) {
+      if (!(err instanceof RateLimitedError)) throw err;
+      ctx.set(err.headers);
+      return sendPage(ctx, 429, TOO_MANY_PAGE);
+    }
     let pr: PublicPaymentRequest;
     try {
       pr = await services.payments.publicByCode(services.works.begin(), ctx.params.code ?? '');

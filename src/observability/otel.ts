@@ -34,7 +34,7 @@ export async function startTracing(): Promise<void> {
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (req: IncomingMessage) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0]!),
-        // The one outgoing call is a webhook delivery, which has its own client span (DeliveryWorker);
+        // The one outgoing call is a webhook send (a delivery or a test send), which has its own client span (WebhookSender);
         // the exporter's own requests are not traced either.
         disableOutgoingRequestInstrumentation: true,
         // The query string may carry a merchant's reference: none of it is recorded.

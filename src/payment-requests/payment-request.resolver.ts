@@ -45,9 +45,10 @@ export class PaymentRequestResolver {
   @Authorized(Role.USER)
   @Query(() => PaymentRequestView, {
     description:
-      "Wallet app (user token): the request of a link's code (GET /pay/{code}): an open request not yet paid, to any user; a request to a wallet (or an open one once paid), to that wallet's user only; else NOT_FOUND.",
+      "Wallet app (user token): the request of a link's code (GET /pay/{code}): an open request not yet paid, to any user; a request to a wallet (or an open one once paid), to that wallet's user only; else NOT_FOUND. Counted with GET /pay/{code} per client address (PAY_PAGE_LIMIT_PER_MINUTE; RATE_LIMITED with retryAfter).",
   })
   async paymentRequestByCode(@Arg('code', () => String) code: string, @Ctx() ctx: Context, @CurrentUser() user: User): Promise<PaymentRequestView> {
+    await ctx.limits.payPage(); // one budget with GET /pay/{code} per client address (PAY_PAGE_LIMIT_PER_MINUTE)
     return PaymentRequestView.from(await this.payments.getByCodeForUser(ctx.work, user.userId, code));
   }
 

@@ -1,3 +1,4 @@
+import { isEasyPin } from '../consent/pin.js';
 import type { Queryable } from '../db/sql.js';
 import type { UnitOfWork } from '../db/unit-of-work.js';
 import type { Logger } from 'pino';
@@ -106,7 +107,10 @@ export interface TestWallet extends TestWalletDefinition {
  * Development only, like the test wallets.
  */
 export function testWalletPin(secret: string, username: string): string {
-  return String(createHmac('sha256', secret).update(`test-wallet-pin:${username}`).digest().readUInt32BE(0) % 1_000_000).padStart(6, '0');
+  for (let n = 0; ; n++) {
+    const pin = String(createHmac('sha256', secret).update(`test-wallet-pin:${username}${n ? `:${n}` : ''}`).digest().readUInt32BE(0) % 1_000_000).padStart(6, '0');
+    if (!isEasyPin(pin)) return pin; // never one the PIN rules refuse (SPEC §16)
+  }
 }
 
 /** What setting the test wallets up needs: the accounts, and the PINs (their secret and the consent service). */

@@ -1,3 +1,4 @@
+import { RateLimitedError } from '../rate-limit.js';
 import type http from 'node:http';
 import { WebSocketServer } from 'ws';
 import { useGraphqlWsServer, type WsExtra } from './use-ws.js';
@@ -166,7 +167,7 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         });
         return true;
       },
-      onSubscribe: (ctx, _id, payload) => {
+      onSubscribe: async (ctx, _id, payload) => {
         const { userId, expiresAt } = ctx.extra;
         if (expiresAt !== undefined && Date.now() >= expiresAt) {
           ctx.extra.socket.close(TOKEN_EXPIRED.code, TOKEN_EXPIRED.reason);
@@ -196,10 +197,26 @@ export function attachGraphqlWs(opts: GraphqlWsOptions): GraphqlWs {
         const principal = userId ? ({ kind: 'user', userId } as const) : undefined;
         const tooCostly = costError(schema, document, payload.variables ?? undefined, payload.operationName ?? undefined, costLimitOf(config, principal));
         if (tooCostly) return [tooCostly];
+        // The operation counts against its user's limit (USER_RATE_LIMIT_PER_SECOND), as over HTTP.
+        if (userId) {
+          try {
+            await contexts.rateLimits.user(userId);
+          } catch (err) {
+            if (err instanceof RateLimitedError) return [err];
+            throw err;
+          }
+        }
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables };
       },
+      // Counted against the user's limit at subscribe (an error there answers the operation; one
+      // thrown by the context would close the socket).
       context: (ctx): Promise<Context> =>
-        createContext(contexts, { principal: ctx.extra.userId ? { kind: 'user', userId: ctx.extra.userId } : { kind: 'anonymous' }, logger }),
+        createContext(contexts, {
+          principal: ctx.extra.userId ? { kind: 'user', userId: ctx.extra.userId } : { kind: 'anonymous' },
+          logger,
+          clientAddress: ctx.extra.request.socket.remoteAddress,
+          counted: true,
+        }),
       onError: (_ctx, _id, _payload, errors) => errors.map((e) => formatGraphQLError(e.toJSON(), e, logger)),
       onNext: (_ctx, _id, _payload, args, result) => {
         if (!('errors' in result) || !result.errors) return undefined;

@@ -1,7 +1,8 @@
 /**
  * The CLI's side of consent (SPEC §15): `user:create --pin` sets the PIN and prints it, without
  * `--pin` a random one is printed; `pin:reset` and `pin:unlock` for operators; a malformed PIN is
- * a usage error that never echoes the value. The CLI hashes at the production cost (2^15).
+ * a usage error that never echoes the value; an easy PIN is refused (exit 2, nothing changes). The
+ * CLI hashes under the pepper like the gateway (the same PIN_PEPPER).
  */
 import { factories, startTestApp, type TestApp } from '../helpers/app.js';
 import { cliDatabaseEnv, runCli } from '../helpers/cli.js';
@@ -26,11 +27,11 @@ async function ok(args: string[]): Promise<any> {
   return JSON.parse(r.stdout);
 }
 
-test('user:create --pin sets the PIN the wallet approves with, hashed at the production cost; without --pin a random one', async () => {
+test('user:create --pin sets the PIN the wallet approves with, hashed under the pepper; without --pin a random one', async () => {
   const out = await ok(['user:create', '--username', 'cli_pin', '--phone', '0944100001', '--balance', '50', '--pin', '482915']);
   expect(out.pin).toBe('482915');
   const [row] = await app.db.orm.em.fork().execute('select pin_hash from wallet_pins where wallet_id = ?', [out.walletId]);
-  expect(row.pin_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+  expect(row.pin_hash).toMatch(/^hmac\$/);
   const dev = await factories(app).developer();
   const id = await requestPayment(app.baseUrl, dev.secretKey, out.walletId, 5);
   const token = await mintUserToken(app.config, out.userId);
@@ -58,5 +59,20 @@ test('pin:reset sets a new PIN (random without --pin) and pin:unlock lifts a loc
   const reset = await ok(['pin:reset', '--wallet', user.walletId]);
   expect(reset).toEqual({ walletId: user.walletId, pin: expect.stringMatching(/^[0-9]{6}$/) });
   expect((await approve(app.baseUrl, user.token, id, reset.pin)).body.data.approvePaymentRequest.status).toBe('APPROVED');
-  expect(await ok(['pin:reset', '--wallet', user.walletId, '--pin', '1234'])).toEqual({ walletId: user.walletId, pin: '1234' });
+  expect(await ok(['pin:reset', '--wallet', user.walletId, '--pin', '4826'])).toEqual({ walletId: user.walletId, pin: '4826' });
+});
+
+test.each([['0000'], ['1234'], ['987654']])('an easy PIN (%s): user:create --pin and pin:reset --pin exit 2, nothing created or changed', async (easy) => {
+  const username = `cli_easy_${easy}`;
+  const created = await runCli(['user:create', '--username', username, '--phone', `09445${easy.slice(0, 4).padStart(5, '0')}`, '--pin', easy], env);
+  expect(created.code).toBe(2);
+  expect(created.stdout).toBe('');
+  expect(created.stderr).toMatch(/pin is too easy to guess/);
+  expect(await app.db.orm.em.fork().execute('select 1 from users where username = ?', [username])).toEqual([]);
+  const user = await factories(app).user();
+  const [before] = await app.db.orm.em.fork().execute('select pin_hash from wallet_pins where wallet_id = ?', [user.walletId]);
+  const reset = await runCli(['pin:reset', '--wallet', user.walletId, '--pin', easy], env);
+  expect(reset.code).toBe(2);
+  expect(reset.stderr).toMatch(/pin is too easy to guess/);
+  expect(await app.db.orm.em.fork().execute('select pin_hash from wallet_pins where wallet_id = ?', [user.walletId])).toEqual([before]);
 });

@@ -13,7 +13,7 @@ import { WalletGateway, ConsentReceiptError, consentReceiptVerifier } from '@wal
 import { factories, gql, http, startSecondInstance, startTestApp, useTestApp, type TestApp } from '../helpers/app.js';
 import { approve, requestPayment, statusOf } from '../helpers/payments.js';
 import { OTHER_TEST_CONSENT_KEY, TEST_CONSENT_KEY, publicPemOf } from '../helpers/consent-keys.js';
-import { DEV_KEY_FILE } from '../../src/consent/consent-keys.js';
+import { DEV_KEY_FILE } from '../../src/startup-keys.js';
 
 let app: TestApp;
 useTestApp({}, (x) => ({ app } = x));

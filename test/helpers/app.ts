@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { loadConfig, type Config } from '../../src/config.js';
+import { resolveStartupKeys } from '../../src/startup-keys.js';
 import { createLogger } from '../../src/logger.js';
 import { createGateway, type Gateway } from '../../src/server.js';
 import type { Database } from '../../src/db/database.js';
@@ -33,6 +34,9 @@ export interface TestAppOptions {
 /** The passkeys' relying party production requires (WEBAUTHN_RP_ID, WEBAUTHN_ORIGIN). */
 export const PRODUCTION_RELYING_PARTY = { WEBAUTHN_RP_ID: 'wallet.example', WEBAUTHN_ORIGIN: 'https://wallet.example' } as const;
 
+/** The test suites' PIN pepper (32 bytes, hex). */
+export const TEST_PIN_PEPPER = '7e57'.repeat(16);
+
 /** Test environment: fixed secrets, silent unless asked, quick sweeps. */
 export function testConfig(env: Record<string, string> = {}): Config {
   return loadConfig({
@@ -52,16 +56,19 @@ export function testConfig(env: Record<string, string> = {}): Config {
     PAYOUT_CHECK_INTERVAL_SECONDS: '0',
     // Production names its passkeys' relying party (development defaults to localhost).
     ...(env.APP_ENV === 'production' ? PRODUCTION_RELYING_PARTY : {}),
-    // PIN hashes at scrypt's cheapest accepted cost (N = 2^10): the suites create thousands of
-    // users; the production cost (2^15, which production insists on) is tested in test/consent.
-    ...(env.APP_ENV === 'production' ? {} : { PIN_HASH_COST: '10' }),
+    // The PIN pepper a production start requires (development makes one under DATA_DIR: test/consent tests that).
+    PIN_PEPPER: TEST_PIN_PEPPER,
+    // Suites make many calls of one user, and every call comes from 127.0.0.1: test/consent/limits.test.ts tests the limits.
+    USER_RATE_LIMIT_PER_SECOND: '100000',
+    PAY_PAGE_LIMIT_PER_MINUTE: '100000',
     ...env,
   });
 }
 
 /** Starts a gateway for a test file; call `close()` in afterAll. */
 export async function startTestApp(opts: TestAppOptions = {}): Promise<TestApp> {
-  const config = testConfig(opts.env);
+  // As a process start does (src/gateway-main.ts): the development keys under DATA_DIR when unset.
+  const config = resolveStartupKeys(testConfig(opts.env));
   const database = opts.database ?? (await createTestDatabase());
   const logs: string[] = [];
   const sink = new Writable({

@@ -33,6 +33,9 @@ export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
     ADMIN_TOKEN: c.adminToken,
     CONSENT_SIGNING_KEY: c.consentSigningKey,
     PIN_HASH_COST: String(c.pinHashCost),
+    PIN_PEPPER: c.pinPepper,
+    USER_RATE_LIMIT_PER_SECOND: String(c.userRateLimitPerSecond),
+    PAY_PAGE_LIMIT_PER_MINUTE: String(c.payPageLimitPerMinute),
     ...db,
   };
 }

@@ -162,6 +162,7 @@ describeOnServer('the real process with two workers', 'spawns the gateway on DAT
       gateway.child.kill('SIGKILL');
       await gateway.exited;
       for (const pid of workers()) await until(`worker ${pid} gone`, () => (alive(pid) ? undefined : true));
+      await gateway.outputEnded; // the workers' last lines read
       expect(gateway.lines.filter((l) => l.includes('the cluster primary is gone; draining and exiting')).length).toBe(2);
       expect(allJson(gateway.lines)).toEqual([]);
       expect(gateway.lines.filter((l) => JSON.parse(l).level >= 50)).toEqual([]);

@@ -9,6 +9,7 @@ import { TEST_PIN, testConfig } from '../helpers/app.js';
 import type { Database } from '../../src/db/database.js';
 import { DeveloperService } from '../../src/developers/developer.service.js';
 import { UnitsOfWork } from '../../src/db/unit-of-work.js';
+import { ConsentService } from '../../src/consent/consent.service.js';
 import { AccountService } from '../../src/accounts/account.service.js';
 import { issueSecretKey } from '../../src/auth/secret-keys.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
@@ -20,6 +21,8 @@ export interface GatewayProcess {
   /** Every stdout/stderr line so far. */
   lines: string[];
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves once every process writing to its stdout and stderr has closed them: all lines read. */
+  outputEnded: Promise<void>;
 }
 
 /**
@@ -39,6 +42,9 @@ export async function spawnGatewayOn(db: Record<string, string>, env: Record<str
   });
   const lines: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  // Every writer of the pipes closed them (a cluster's workers too, which outlive a killed primary).
+  const ended = (stream: NodeJS.ReadableStream) => new Promise<void>((resolve) => stream.once('close', () => resolve()));
+  const outputEnded = Promise.all([ended(child.stdout!), ended(child.stderr!)]).then(() => undefined);
   const collect = (stream: NodeJS.ReadableStream, onLine?: (line: string) => void) => {
     let buffered = '';
     stream.on('data', (chunk: Buffer) => {
@@ -70,14 +76,14 @@ export async function spawnGatewayOn(db: Record<string, string>, env: Record<str
       throw err;
     })
     .finally(() => clearTimeout(timer));
-  return { child, baseUrl, lines, exited };
+  return { child, baseUrl, lines, exited, outputEnded };
 }
 
 /** Developers (with secret keys) and users (with wallets and tokens) written straight to the database. */
 export async function seed(db: Database, opts: { developers: number; users: number; balance: number }) {
   const config = testConfig();
   const developers = new DeveloperService();
-  const accounts = new AccountService(config);
+  const accounts = new AccountService(config, new ConsentService(config));
   // Nothing here writes events: the commits need no listener.
   const works = new UnitsOfWork(db.sql, () => db.orm.em.fork());
   const devs = [];

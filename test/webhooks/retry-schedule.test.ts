@@ -7,7 +7,7 @@ import { startTestApp, startSecondInstance, factories, http, type TestApp } from
 import { requestPayment } from '../helpers/payments.js';
 import { until } from '../helpers/expect.js';
 import { loadConfig } from '../../src/config.js';
-import { retryDelaySeconds } from '../../src/webhooks/delivery-worker.js';
+import { retryDelaySeconds, verdictOf } from '../../src/webhooks/delivery-worker.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
 const README_DEFAULT = [5, 300, 1800, 7200, 18000, 36000, 36000, 43200, 43200, 43200, 43200];
@@ -71,6 +71,23 @@ async function delivery(app: TestApp, endpointId: string): Promise<DeliveryState
   const r = rows[0]!;
   return { status: r.status, attempts: r.attempts, delay: Number(r.delay), lease: r.lease, lastError: r.last_error };
 }
+
+describe('verdictOf: what a send makes of the delivery', () => {
+  const answered = (status: number) => ({ phase: 'answered', delivered: status >= 200 && status < 300, status, durationMs: 5 }) as const;
+  test('a 2xx is delivered; any other answer or none is retried while the schedule lasts, then failed', () => {
+    expect(verdictOf(answered(204), 1, [10])).toEqual({ outcome: 'delivered', status: 'DELIVERED', error: null, delay: 0 });
+    const retry = verdictOf(answered(301), 1, [10]);
+    expect(retry).toMatchObject({ outcome: 'retrying', status: 'PENDING', error: 'HTTP 301' });
+    expect(retry.delay).toBeGreaterThanOrEqual(8);
+    expect(retry.delay).toBeLessThan(12);
+    expect(verdictOf({ phase: 'unanswered', delivered: false, error: 'timeout after 5 ms', durationMs: 5 }, 2, [10])).toEqual({
+      outcome: 'failed',
+      status: 'FAILED',
+      error: 'timeout after 5 ms',
+      delay: 0,
+    });
+  });
+});
 
 describe('a failing endpoint on a real gateway', () => {
   let app: TestApp;

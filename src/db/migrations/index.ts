@@ -17,6 +17,7 @@ import { Migration20261126120000_payer_pending } from './Migration20261126120000
 import { Migration20261127100000_event_subjects } from './Migration20261127100000_event_subjects.js';
 import { Migration20261128100000_settlement } from './Migration20261128100000_settlement.js';
 import { Migration20261128100100_payout_events } from './Migration20261128100100_payout_events.js';
+import { Migration20261129100000_pin_pepper_locks } from './Migration20261129100000_pin_pepper_locks.js';
 
 /** Migrations in order; listed explicitly so compiled and test runs find the same set. */
 export const migrationsList = [
@@ -39,4 +40,5 @@ export const migrationsList = [
   { name: 'Migration20261127100000_event_subjects', class: Migration20261127100000_event_subjects },
   { name: 'Migration20261128100000_settlement', class: Migration20261128100000_settlement },
   { name: 'Migration20261128100100_payout_events', class: Migration20261128100100_payout_events },
+  { name: 'Migration20261129100000_pin_pepper_locks', class: Migration20261129100000_pin_pepper_locks },
 ];
