@@ -13,9 +13,7 @@ let app: TestApp;
 let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   app = await startTestApp();
-  // Without the tests' cheaper PIN_HASH_COST: the CLI's own default, production's cost.
-  const { PIN_HASH_COST: _cheaper, ...rest } = cliDatabaseEnv(app.database);
-  env = rest;
+  env = cliDatabaseEnv(app.database);
 });
 afterAll(async () => {
   await app.close();

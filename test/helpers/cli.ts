@@ -19,8 +19,7 @@ export interface CliResult {
 /**
  * The environment a CLI run gets: nothing from the test runner (no NODE_OPTIONS, no
  * TEST_DATABASE_URL), development, and the test secrets, so its keys and tokens are valid on a
- * gateway started by `startTestApp`, whose cheapest PIN hash it shares (production's cost, which
- * production insists on, is tested in test/consent). `db` is `{ DATABASE_URL }` or `{ DATA_DIR }`.
+ * gateway started by `startTestApp`. `db` is `{ DATABASE_URL }` or `{ DATA_DIR }`.
  */
 export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
   const c = testConfig();
@@ -32,7 +31,6 @@ export function cliEnv(db: Record<string, string>): NodeJS.ProcessEnv {
     USER_TOKEN_SECRET: c.userTokenSecret,
     ADMIN_TOKEN: c.adminToken,
     CONSENT_SIGNING_KEY: c.consentSigningKey,
-    PIN_HASH_COST: String(c.pinHashCost),
     PIN_PEPPER: c.pinPepper,
     USER_RATE_LIMIT_PER_SECOND: String(c.userRateLimitPerSecond),
     PAY_PAGE_LIMIT_PER_MINUTE: String(c.payPageLimitPerMinute),

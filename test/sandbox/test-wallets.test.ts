@@ -321,8 +321,7 @@ describe('npx wallet-gateway test-wallets', () => {
   });
 
   it('refuses in production (exit 2, a message, nothing on stdout)', async () => {
-    // Production's PIN cost too: production refuses the tests' cheaper one.
-    const r = await runCli(['test-wallets'], { ...env, APP_ENV: 'production', PIN_HASH_COST: '15', ...PRODUCTION_RELYING_PARTY });
+    const r = await runCli(['test-wallets'], { ...env, APP_ENV: 'production', ...PRODUCTION_RELYING_PARTY });
     expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 2, stdout: '' });
     expect(r.stderr).toBe('wallet-gateway: Test wallets exist only in the development environment\n');
   });
