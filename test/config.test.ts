@@ -10,6 +10,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ConfigError, DEV_DEFAULTS, SETTING_NAMES, loadConfig, type Config } from '../src/config.js';
+import { buildDist } from './helpers/build.js';
 import { migratedDataDir } from './helpers/db.js';
 import { OTHER_TEST_CONSENT_KEY, TEST_CONSENT_KEY, publicPemOf } from './helpers/consent-keys.js';
 import { until } from './helpers/expect.js';
@@ -285,6 +286,7 @@ describe('invalid values name their variable', () => {
 describe('the process (node dist/src/main.js)', () => {
   let dataDir: string;
   beforeAll(async () => {
+    await buildDist();
     dataDir = await migratedDataDir('wg-config-');
   });
   afterAll(async () => {

@@ -5,7 +5,6 @@ import { sessionServer } from './pglite-session.js';
 
 /** An in-process PostgreSQL (PGlite) served on a loopback port, so the normal driver talks to it. */
 export interface EmbeddedPostgres {
-  readonly db: PGlite;
   readonly url: string;
   close(): Promise<void>;
 }
@@ -29,7 +28,6 @@ export async function startEmbeddedPostgres(dataDir: string, maxConnections: num
   const infoPath = path.join(dataDir, INFO_FILE);
   if (onDisk) await writeFile(infoPath, JSON.stringify({ pid: process.pid, url }));
   return {
-    db,
     url,
     async close() {
       if (onDisk) await rm(infoPath, { force: true });

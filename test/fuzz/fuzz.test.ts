@@ -13,7 +13,7 @@ import { recordSuite, suiteSize } from '../suite-size.js';
 // gateway never answers 5xx, always answers the Error body or coded GraphQL errors, never shows a
 // stack or SQL, logs no error, and writes nothing on a call it refused (rows counted).
 // `npm run test:fuzz -- --count N [--seed S]` runs N cases per door; CI runs the default.
-const { count: COUNT, seed: SEED } = suiteSize('fuzz', { count: 700 });
+const { count: COUNT, seed: SEED } = suiteSize('fuzz', { count: 700, embedded: 350 });
 let app: TestApp;
 let schema: GraphQLSchema;
 const creds: Record<string, string | undefined> = {};

@@ -11,7 +11,7 @@ import { recordSuite, suiteSize } from '../suite-size.js';
 //   document says exactly what the server enforces (finding 5);
 // - never a 5xx, and every response validates against the document (the `http()` helper).
 // `npm run test:fuzz -- --count N` sends N requests in all; `npm test` the default.
-const { count: COUNT, seed: SEED } = suiteSize('fuzz-openapi', { count: 520 });
+const { count: COUNT, seed: SEED } = suiteSize('fuzz-openapi', { count: 520, embedded: 260 });
 const OPERATIONS = apiOperations();
 const PER_OPERATION = Math.max(8, Math.ceil(COUNT / (2 * OPERATIONS.length)));
 

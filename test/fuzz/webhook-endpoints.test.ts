@@ -11,7 +11,7 @@ import { describeOnServer, ONE_CONNECTION } from '../helpers/db.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
 import { recordSuite, suiteSize } from '../suite-size.js';
 
-const { count: COUNT, seed: SEED } = suiteSize('fuzz-webhook-endpoints', { count: 600 });
+const { count: COUNT, seed: SEED } = suiteSize('fuzz-webhook-endpoints', { count: 600, embedded: 300 });
 
 /** A small deterministic generator from the suite's seed (which operation comes next). */
 function generator(seed: number): () => number {

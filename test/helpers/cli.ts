@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runCli as runCliCommand } from '../../src/cli/cli.js';
 import { testConfig } from './app.js';
+import { buildDist } from './build.js';
 import type { TestDatabase } from './db.js';
 
 /** The repository root (the CLI runs from there, like `npx wallet-gateway`). */
@@ -65,8 +66,9 @@ export async function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Cl
   return { code, signal: null, stdout, stderr };
 }
 
-/** Runs `node bin/wallet-gateway.js ...args` and collects its exit and output. */
-export function spawnCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
+/** Runs `node bin/wallet-gateway.js ...args` (dist/, built first if this run has not) and collects its exit and output. */
+export async function spawnCli(args: string[], env: NodeJS.ProcessEnv, timeoutMs = 60_000): Promise<CliResult> {
+  await buildDist();
   return new Promise((resolve) => {
     execFile(process.execPath, ['bin/wallet-gateway.js', ...args], { cwd: ROOT, env, timeout: timeoutMs }, (err, stdout, stderr) => {
       const e = err as (Error & { code?: unknown; signal?: NodeJS.Signals | null }) | null;

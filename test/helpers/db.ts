@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { cp, mkdtemp, readFile } from 'node:fs/promises';
+import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import type { EmbeddedPostgres } from '../../src/db/embedded.js';
+import { databaseControl, startDatabaseProcess, stopDatabaseProcess } from './database-process.js';
 
 /** A fresh, migrated database for one test file, dropped on close. */
 export interface TestDatabase {
@@ -39,29 +40,45 @@ export const ONE_CONNECTION = 'the embedded database runs one transaction at a t
 const TEMPLATE: string | undefined = process.env.WG_TEST_EMBEDDED_TEMPLATE;
 
 /**
- * The Jest worker's embedded PostgreSQL, put back to the migrated template for this file
- * (test/helpers/environment.js), or undefined under another test environment. A file gets it
- * once: its first embedded database; any further one starts a PGlite of its own.
+ * The Jest worker's embedded databases (test/helpers/environment.js, served by a process of their
+ * own), each put back to the migrated template when a file takes it, or undefined under another
+ * test environment; it answers undefined when the file already holds all of them.
  */
-const workerEmbedded = (globalThis as { __walletGatewayEmbedded?: (maxConnections: number) => Promise<EmbeddedPostgres> }).__walletGatewayEmbedded;
-let workerEmbeddedTaken = false;
+const workerEmbedded = (globalThis as { __walletGatewayEmbedded?: (maxConnections: number) => Promise<EmbeddedPostgres | undefined> })
+  .__walletGatewayEmbedded;
 
 /**
- * On TEST_DATABASE_URL (CI: the machine's PostgreSQL) a new database is created per test file
- * and dropped afterwards; without it the file's first database is the Jest worker's embedded
- * PostgreSQL (PGlite) emptied back to the migrated template, and any other an in-memory PGlite
- * started from a copy of the database migrated once per run (the migrator then finds nothing to do).
+ * On TEST_DATABASE_URL (CI: the machine's PostgreSQL) a new database is created per call and
+ * dropped afterwards; without it, one of the Jest worker's embedded PostgreSQL databases (PGlite)
+ * emptied back to the migrated template (a file's first, and each one it holds at the same time,
+ * are loaded once per worker and reset between files). A second gateway that may share the
+ * first one's database does (`startSecondInstance` in ./app.ts), as a second process would.
  */
 export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
   const base = process.env.TEST_DATABASE_URL;
   if (!base) {
-    if (workerEmbedded && !workerEmbeddedTaken) {
-      workerEmbeddedTaken = true;
-      const db = await openDatabase({ embedded: await workerEmbedded(poolMax + 10), poolMax });
-      return { db, url: undefined, close: () => db.close() };
+    const embedded = await workerEmbedded?.(poolMax + 10);
+    if (embedded) {
+      try {
+        const db = await openDatabase({ embedded, poolMax });
+        return { db, url: undefined, close: () => db.close().finally(() => embedded.close()) };
+      } catch (err) {
+        await embedded.close();
+        throw err;
+      }
     }
-    const db = await openDatabase({ dataDir: 'memory://', poolMax, ...(TEMPLATE ? { loadDataDir: await migratedSnapshot() } : {}) });
-    return { db, url: undefined, close: () => db.close() };
+    if (!TEMPLATE) return ownEmbedded(poolMax);
+    // The file holds all of the worker's: a database process of its own for this one, so no
+    // PGlite loads into the Jest worker.
+    const { child, port } = await startDatabaseProcess(TEMPLATE);
+    try {
+      const { url } = await databaseControl(port, 'acquire', { maxConnections: poolMax + 10 });
+      const db = await openDatabase({ embedded: { url: url!, close: () => stopDatabaseProcess(child) }, poolMax });
+      return { db, url: undefined, close: () => db.close().finally(() => stopDatabaseProcess(child)) };
+    } catch (err) {
+      await stopDatabaseProcess(child);
+      throw err;
+    }
   }
   const name = `wg_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const admin = new pg.Client({ connectionString: base });
@@ -84,10 +101,10 @@ export async function createTestDatabase(poolMax = 10): Promise<TestDatabase> {
   };
 }
 
-/** This run's migrated database as a PGlite `loadDataDir` tarball, for an in-memory PGlite. */
-export async function migratedSnapshot(): Promise<Blob> {
-  if (!TEMPLATE) throw new Error('no migrated template: this Jest config does not run test/helpers/global-setup.ts');
-  return new Blob([await readFile(path.join(TEMPLATE, 'pg.tar'))]);
+/** Without the template (a Jest config without test/helpers/global-setup.ts): a PGlite in this process that migrates itself. */
+async function ownEmbedded(poolMax: number): Promise<TestDatabase> {
+  const db = await openDatabase({ dataDir: 'memory://', poolMax });
+  return { db, url: undefined, close: () => db.close() };
 }
 
 /**

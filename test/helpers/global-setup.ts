@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -6,47 +6,70 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
+import { startDatabaseProcess } from './database-process.js';
 
-// Self-contained on purpose: Jest loads this file outside the test module system (no
-// moduleNameMapper), so it imports only Node built-ins and packages, and runs the gateway's
-// code from the dist/ it has just built.
+// Jest loads this file outside the test module system (no moduleNameMapper), so it imports only
+// Node built-ins, packages and plain JavaScript (./database-process.js), and runs the gateway's
+// code from dist/ (built here when it needs it).
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** The variable through which the test files find the migrated template (see ./db.ts). */
 const TEMPLATE_VAR = 'WG_TEST_EMBEDDED_TEMPLATE';
 
+/** The variable through which each worker finds its database process (see ./environment.js). */
+const CONTROL_VAR = 'WG_TEST_PGLITE_CONTROL';
+
+/** This run's id, through which the files that need dist/ build it once (see ./build.ts). */
+const RUN_VAR = 'WG_TEST_RUN';
+
 /**
  * Jest globalSetup:
- * 1. compiles the merchant's client (clients/typescript/dist) and the sources into dist/ once, so the tests that spawn the CLI
- *    (`bin/wallet-gateway.js`) or `dist/src/main.js` never run a stale build (type errors are
- *    reported, tsc still emits; `npm run typecheck` is their gate; a build without entry points
- *    fails the run);
+ * 1. compiles the merchant's client (clients/typescript/dist): the tests import it by its
+ *    package name, as a merchant does, and the CLI's listen/trigger run on it. dist/ (what the
+ *    tests that spawn `bin/wallet-gateway.js` or `dist/src/main.js` run) is built by those files
+ *    when they start (./build.ts), and here only when the migrated template below must be made;
  * 2. provides a migrated embedded database once per run (cached between runs while the
  *    migrations do not change), so each test file (and each process test's DATA_DIR) starts
- *    from a copy instead of initialising PostgreSQL and migrating it again (~20 s a file).
+ *    from a copy instead of initialising PostgreSQL and migrating it again (~20 s a file);
+ * 3. without TEST_DATABASE_URL, starts one database process per Jest worker slot
+ *    (./pglite-server.js, which loads the template on its first use), stopped by
+ *    ./global-teardown.js or when this process ends.
  */
-export default async function globalSetup(): Promise<void> {
-  build();
-  process.env[TEMPLATE_VAR] = await embeddedTemplate();
+export default async function globalSetup(globalConfig: { maxWorkers: number }): Promise<void> {
+  const run = `${process.pid}-${Date.now()}`;
+  process.env[RUN_VAR] = run;
+  await forgetOldBuilds();
+  compile('clients/typescript/tsconfig.json', ['clients/typescript/dist/index.js']);
+  const template = await embeddedTemplate(run);
+  process.env[TEMPLATE_VAR] = template;
+  if (!process.env.TEST_DATABASE_URL) {
+    const servers = await Promise.all(Array.from({ length: Math.max(1, globalConfig.maxWorkers) }, () => startDatabaseProcess(template)));
+    (globalThis as { __walletGatewayDatabases?: ChildProcess[] }).__walletGatewayDatabases = servers.map((s) => s.child);
+    process.env[CONTROL_VAR] = servers.map((s) => s.port).join(',');
+  }
 }
 
-function build(): void {
+/** `tsc -p project` (incremental); type errors are reported, tsc still emits (`npm run typecheck` is their gate). */
+function compile(project: string, entries: string[]): void {
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const started = Date.now();
-  // The merchant's client first (its own package, clients/typescript): the tests import it by its
-  // package name, as a merchant does, and the CLI's listen/trigger run on it.
-  for (const project of ['clients/typescript/tsconfig.json', 'tsconfig.build.json']) {
-    const result = spawnSync(process.execPath, [tsc, '-p', project], { cwd: ROOT, encoding: 'utf8' });
-    if (result.error) throw result.error;
-    if (result.status !== 0) {
-      process.stderr.write(`\n[global-setup] tsc -p ${project} reported errors (it still emitted):\n${result.stdout}${result.stderr}\n`);
-    }
+  const result = spawnSync(process.execPath, [tsc, '-p', project], { cwd: ROOT, encoding: 'utf8' });
+  if (result.error) throw result.error;
+  if (result.status !== 0) {
+    process.stderr.write(`\n[global-setup] tsc -p ${project} reported errors (it still emitted):\n${result.stdout}${result.stderr}\n`);
   }
-  for (const entry of ['clients/typescript/dist/index.js', 'dist/src/main.js', 'dist/src/cli/main.js']) {
+  for (const entry of entries) {
     if (!existsSync(path.join(ROOT, entry))) throw new Error(`[global-setup] the build did not produce ${entry}`);
   }
-  process.stderr.write(`[global-setup] built clients/typescript/dist and dist/ in ${Date.now() - started} ms\n`);
+  process.stderr.write(`[global-setup] tsc -p ${project} in ${Date.now() - started} ms\n`);
+}
+
+/** Removes the marks of earlier runs' dist/ builds (./build.ts writes one per run). */
+async function forgetOldBuilds(): Promise<void> {
+  const cache = path.join(ROOT, 'node_modules', '.cache', 'wallet-gateway-tests');
+  if (!existsSync(cache)) return;
+  for (const f of await readdir(cache)) if (f.startsWith('dist-built-')) await rm(path.join(cache, f), { force: true });
 }
 
 /**
@@ -55,15 +78,18 @@ function build(): void {
  * Created by the CLI's own `migrate` on an empty DATA_DIR, the way a first `npm start` does, and
  * kept under node_modules/.cache keyed by the migrations and the PGlite version.
  */
-async function embeddedTemplate(): Promise<string> {
+async function embeddedTemplate(run: string): Promise<string> {
   const cacheRoot = path.join(ROOT, 'node_modules', '.cache', 'wallet-gateway-tests');
   const dir = path.join(cacheRoot, `embedded-${templateKey()}`);
   if (existsSync(path.join(dir, 'pg.tar'))) {
     process.stderr.write(`[global-setup] migrated embedded database: reusing ${path.relative(ROOT, dir)}\n`);
     return dir;
   }
+  // The CLI's `migrate` runs from dist/: built here, and marked built for this run (./build.ts).
+  compile('tsconfig.build.json', ['dist/src/main.js', 'dist/src/cli/main.js']);
   const started = Date.now();
   await mkdir(cacheRoot, { recursive: true });
+  await writeFile(path.join(cacheRoot, `dist-built-${run}`), '');
   const work = await mkdtemp(path.join(cacheRoot, 'tmp-'));
   try {
     const migrate = spawnSync(process.execPath, ['dist/src/cli/main.js', 'migrate'], {

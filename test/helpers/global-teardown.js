@@ -1,7 +1,9 @@
-// Jest globalTeardown: closes the embedded PostgreSQL that test/helpers/environment.js keeps,
-// when the files ran in this process (one file, --runInBand); a no-op after a run in workers.
-import { closeWorkerDatabase } from './environment.js';
+// Jest globalTeardown: stops the database processes test/helpers/global-setup.ts started (they
+// also exit by themselves when this process ends and their stdin closes).
+import { stopDatabaseProcess } from './database-process.js';
 
 export default async function globalTeardown() {
-  await closeWorkerDatabase();
+  const children = globalThis.__walletGatewayDatabases ?? [];
+  globalThis.__walletGatewayDatabases = undefined;
+  await Promise.all(children.map(stopDatabaseProcess));
 }

@@ -1,40 +1,69 @@
-import { PGlite } from '@electric-sql/pglite';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import net from 'node:net';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { startTestApp, factories, http, type TestApp } from '../helpers/app.js';
 import { requestPayment } from '../helpers/payments.js';
-import { migratedSnapshot } from '../helpers/db.js';
+import { createTestDatabase, ON_SERVER, type TestDatabase } from '../helpers/db.js';
 import { withDeadline, poll } from '../helpers/expect.js';
 
-// A PostgreSQL this test controls: PGlite (PostgreSQL compiled to WebAssembly) behind its
-// wire-protocol server on a fixed loopback port. Stopping the server cuts every connection and
-// refuses new ones, as a database outage does; starting it again on the same port brings it back.
-let pglite: PGlite;
-let server: PGLiteSocketServer;
-let port: number;
+// The gateway reaches the file's database (the server's under TEST_DATABASE_URL, else the
+// worker's embedded one) through a TCP relay on a fixed loopback port that this test controls.
+// Stopping the relay cuts every connection and refuses new ones, as a database outage does;
+// starting it again on the same port brings the database back.
+let database: TestDatabase;
+let relay: net.Server | undefined;
+const sockets = new Set<net.Socket>();
+let port = 0;
 let db: Database;
 let app: TestApp;
 
-async function startServer(): Promise<void> {
-  server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port, maxConnections: 30 });
-  await server.start();
-  port = Number(server.getServerConn().split(':')[1]);
+async function startRelay(): Promise<void> {
+  const target = new URL(database.url ?? database.db.url);
+  relay = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    for (const [a, b] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(a);
+      a.pipe(b);
+      a.on('error', () => b.destroy());
+      a.on('close', () => {
+        sockets.delete(a);
+        b.destroy();
+      });
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    relay!.once('error', reject);
+    relay!.listen(port, '127.0.0.1', () => resolve());
+  });
+  port = (relay.address() as net.AddressInfo).port;
+}
+
+async function stopRelay(): Promise<void> {
+  const r = relay;
+  if (!r) return;
+  relay = undefined;
+  const closed = new Promise((resolve) => r.close(resolve));
+  for (const s of sockets) s.destroy();
+  await closed;
 }
 
 beforeAll(async () => {
-  pglite = await PGlite.create({ dataDir: 'memory://', loadDataDir: await migratedSnapshot() });
-  port = 0;
-  await startServer();
-  // One connection: PGlite is one session (see src/db/database.ts).
-  db = await openDatabase({ url: `postgresql://postgres@127.0.0.1:${port}/postgres`, poolMax: 1 });
+  database = await createTestDatabase();
+  await startRelay();
+  const url = new URL(database.url ?? database.db.url);
+  url.host = `127.0.0.1:${port}`;
+  // One connection on the embedded database: PGlite is one session (see src/db/database.ts).
+  db = await openDatabase({ url: url.toString(), poolMax: ON_SERVER ? 10 : 1 });
   app = await startTestApp({ database: { db, url: undefined, close: async () => undefined } });
 });
 
 afterAll(async () => {
   await app?.close();
   await db?.close();
-  await server?.stop();
-  await pglite?.close();
+  await stopRelay();
+  await database?.close();
 });
 
 test('while PostgreSQL is down requests answer 503 quickly and the process stays up; it recovers by itself', async () => {
@@ -44,7 +73,7 @@ test('while PostgreSQL is down requests answer 503 quickly and the process stays
   const id = await requestPayment(app.baseUrl, dev.secretKey, user.walletId, 1);
   expect((await http(app.baseUrl, `/api/v1/wallet/payment-request/${id}`, { token: dev.secretKey })).status).toBe(200);
 
-  await server.stop();
+  await stopRelay();
 
   // The request gives up on the database after the connection timeout (~2.5 s) instead of
   // hanging: a client with a 10 s deadline gets the 503.
@@ -61,7 +90,7 @@ test('while PostgreSQL is down requests answer 503 quickly and the process stays
   const graphql = await http(app.baseUrl, '/graphql', { token: user.token, body: { query: '{ myPendingPaymentRequests { id } }' } });
   expect(graphql.body.errors[0].extensions).toEqual({ code: 'SERVICE_UNAVAILABLE', statusCode: 503 });
 
-  await startServer();
+  await startRelay();
 
   const ready = await poll('/readyz 200 after the database is back', async () => (await http(app.baseUrl, '/readyz')).status, (s) => s === 200, 10_000, 100);
   expect(ready).toBe(200);

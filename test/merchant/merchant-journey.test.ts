@@ -20,6 +20,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { WalletGateway, webhooks, type WebhookEvent } from '@wallet-gateway/client';
 import { useTestApp, type TestApp } from '../helpers/app.js';
+import { buildDist } from '../helpers/build.js';
 import { ROOT, cliDatabaseEnv, spawnCli } from '../helpers/cli.js';
 import { until } from '../helpers/expect.js';
 
@@ -71,6 +72,9 @@ async function merchantReceiver(): Promise<Inbox> {
   inbox.close = () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r())));
   return inbox;
 }
+
+// `listen` runs from dist/ too (spawnCli builds it before its first call; the listener may start first).
+beforeAll(buildDist);
 
 /** `npx wallet-gateway listen ...` as a child process, its stdout as JSON lines. */
 function startListen(args: string[], env: NodeJS.ProcessEnv) {

@@ -12,7 +12,7 @@ import { recordSuite, suiteSize } from '../suite-size.js';
 // order); after every batch the database must agree with the model and with itself, and at the end
 // each user's subscriber must have seen exactly its own events.
 // `npm run test:model -- --runs N [--seed S]`; CI runs the default.
-const { count: RUNS, seed: SEED } = suiteSize('model', { count: 12 });
+const { count: RUNS, seed: SEED } = suiteSize('model', { count: 12, embedded: 6 });
 const TTL_MS = 2000;
 let app: TestApp;
 beforeAll(async () => {

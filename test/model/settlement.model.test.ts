@@ -14,7 +14,7 @@ import { recordSuite, suiteSize } from '../suite-size.js';
 // (computed here in integer cents), and each developer's available balance is what the answers of
 // the doors add up to. `npm test` runs a few sequences; `npm run test:model -- --runs N [--seed S]`
 // more (the seed is printed; a failure prints the failing sequence; `--seed S` replays it).
-const { count: RUNS, seed: SEED } = suiteSize('settlement', { count: 4 });
+const { count: RUNS, seed: SEED } = suiteSize('settlement', { count: 4, embedded: 4 });
 
 type On = 0 | 1;
 type Cmd =

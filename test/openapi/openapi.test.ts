@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { REST_ROUTES } from '../../src/rest/routes.js';
 import { http, startTestApp, type TestApp } from '../helpers/app.js';
+import { buildDist } from '../helpers/build.js';
 import { matchPath, OpenApiMismatch, openApi, openApiAjv, resolvePointer, validateResponse } from '../helpers/openapi.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -190,7 +191,8 @@ describe('the document', () => {
     expect(checked).toBeGreaterThan(10);
   });
 
-  test('the compiled build finds the document too (dist/src/openapi → schema/openapi.yaml)', () => {
+  test('the compiled build finds the document too (dist/src/openapi → schema/openapi.yaml)', async () => {
+    await buildDist();
     const out = execFileSync(
       process.execPath,
       ['--input-type=module', '-e', "const m = await import('./dist/src/openapi/openapi.js'); console.log(JSON.stringify([m.openApiFile(), m.openApiDocument().openapi]));"],

@@ -4,6 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { ROOT, cliEnv } from '../helpers/cli.js';
+import { buildDist } from '../helpers/build.js';
 import { TEST_PIN, testConfig } from '../helpers/app.js';
 import type { Database } from '../../src/db/database.js';
 import { DeveloperService } from '../../src/developers/developer.service.js';
@@ -34,6 +35,7 @@ export async function spawnGateway(databaseUrl: string, env: Record<string, stri
 
 /** `spawnGateway` on `{ DATABASE_URL }` or on an embedded database's `{ DATA_DIR }`. */
 export async function spawnGatewayOn(db: Record<string, string>, env: Record<string, string> = {}): Promise<GatewayProcess> {
+  await buildDist();
   const child = spawn(process.execPath, ['dist/src/main.js'], {
     cwd: ROOT,
     env: { ...cliEnv(db), PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_PER_SECOND: '100000', MAX_PENDING_PER_PAYER: '1000', WEB_CONCURRENCY: '1', ...env },

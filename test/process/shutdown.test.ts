@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { rm } from 'node:fs/promises';
 import { ROOT, cliEnv } from '../helpers/cli.js';
+import { buildDist } from '../helpers/build.js';
 import { createTestDatabase, migratedDataDir, type TestDatabase } from '../helpers/db.js';
 import { testConfig } from '../helpers/app.js';
 import { mintUserToken } from '../../src/auth/user-tokens.js';
@@ -17,6 +18,7 @@ let baseUrl: string;
 const lines: string[] = [];
 
 beforeAll(async () => {
+  await buildDist();
   const dbEnv: Record<string, string> = {};
   if (process.env.TEST_DATABASE_URL) {
     database = await createTestDatabase();

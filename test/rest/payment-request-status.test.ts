@@ -1,6 +1,6 @@
 // GET /api/v1/wallet/payment-request/{requestId}
 import { useTestApp, factories, startTestApp, type TestApp } from '../helpers/app.js';
-import { createTestDatabase } from '../helpers/db.js';
+import { createTestDatabase, ON_SERVER } from '../helpers/db.js';
 import { expectError, expectOk, ISO_DATE_RE } from '../helpers/expect.js';
 import { createPaymentRequest, getStatus, UNKNOWN_UUID, REST_TEST_ENV } from '../helpers/rest.js';
 
@@ -84,8 +84,9 @@ test('without an Authorization header: 401 Missing bearer token', async () => {
 });
 
 test('a session that lost its prepared statements (a pooler, DEALLOCATE ALL) still gets 200: the read runs unnamed', async () => {
-  // One pooled connection, so the statement the first read prepares is the one deallocated.
-  const database = await createTestDatabase(1);
+  // One pooled connection, so the statement the first read prepares is the one deallocated (the
+  // embedded database's pool is one connection: there the second gateway shares the file's).
+  const database = ON_SERVER ? await createTestDatabase(1) : app.database;
   const one = await startTestApp({ database, env: { ...REST_TEST_ENV } });
   try {
     const f1 = factories(one);
@@ -103,6 +104,6 @@ test('a session that lost its prepared statements (a pooler, DEALLOCATE ALL) sti
     }
   } finally {
     await one.close();
-    await database.close();
+    if (database !== app.database) await database.close();
   }
 });
