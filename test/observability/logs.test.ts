@@ -125,7 +125,7 @@ describe('which format', () => {
   });
 
   test('LOG_FORMAT chooses; production refuses pretty; anything else is refused with the name', () => {
-    const env = { KEY_SIGNING_SECRET: 'k'.repeat(32), USER_TOKEN_SECRET: 'u'.repeat(32), ADMIN_TOKEN: 'a'.repeat(32), CONSENT_SIGNING_KEY: TEST_CONSENT_KEY, ...PRODUCTION_RELYING_PARTY };
+    const env = { KEY_SIGNING_SECRET: 'k'.repeat(32), USER_TOKEN_SECRET: 'u'.repeat(32), ADMIN_TOKEN: 'a'.repeat(32), CONSENT_SIGNING_KEY: TEST_CONSENT_KEY, PIN_PEPPER: 'a1'.repeat(32), ...PRODUCTION_RELYING_PARTY };
     expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
     expect(loadConfig({ APP_ENV: 'production', ...env, LOG_FORMAT: 'json' }).logFormat).toBe('json');
     expect(() => loadConfig({ APP_ENV: 'production', ...env, LOG_FORMAT: 'pretty' })).toThrow(/LOG_FORMAT: production logs are JSON/);

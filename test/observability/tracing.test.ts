@@ -219,7 +219,10 @@ describe('with OTEL_EXPORTER_OTLP_ENDPOINT set', () => {
     await until(() => otlp.spans.some((s) => s.name === 'subscription paymentRequested'), 15_000, 'the subscribe span');
     const created = await call('/api/v1/wallet/request-payment', { token: secretKey, body: { walletId, amount: 2, description: 'Over WS', merchantName: 'Traced Shop' } });
     const id = created.body.paymentRequestId as string;
-    expect((await sub.next()).paymentRequested.id).toBe(id);
+    // A request of an earlier test, committed up to one poll before the subscription, may come first.
+    let seen = (await sub.next()).paymentRequested.id;
+    while (seen !== id) seen = (await sub.next()).paymentRequested.id;
+    expect(seen).toBe(id);
     const approved = await withDeadline(
       new Promise<any>((resolve, reject) => {
         client.subscribe({ query: `mutation($id: ID!) { approvePaymentRequest(id: $id, verification: { pin: "${TEST_PIN}" }) { status } }`, variables: { id } }, { next: resolve, error: reject, complete: () => undefined });
