@@ -33,6 +33,9 @@ const READ_SQL = `select pin_hash, failures, locks, (locked_until is not null an
 /** Not locked now (a lapsed lock is not a lock). */
 const UNLOCKED = `not (locked_until is not null and locked_until > now())`;
 
+/** Whether the wallet is still unlocked when a success with nothing to clear is taken. */
+const STILL_UNLOCKED_SQL = `select wallet_id from wallet_pins where wallet_id = ? and ${UNLOCKED}`;
+
 /**
  * A correct verification, recorded only if the wallet is not locked by then: the count and the
  * locks start again. A PIN stored in an older form is rewritten in the current one (the first
@@ -207,10 +210,14 @@ export class ConsentService {
       ok = subject !== null && (await this.passkeys.verifyApproval(em, owner.userId, subject, verification.assertion));
     }
     if (ok) {
-      // Nothing to record (no count, no lock, the current form): the usual approval is one read.
-      // A lock recorded since that read came after this correct PIN was presented.
-      if (!upgrade && row.failures === 0 && row.locks === 0) return { kind: 'ok' };
-      const recorded = await em.execute(SUCCESS_SQL, [upgrade, row.pin_hash, upgrade, owner.walletId]);
+      // A success counts only if the wallet is still unlocked now: guesses read in parallel before a
+      // lock are compared, but one that is right cannot pay once the wrong ones have locked the
+      // wallet (else parallelism would buy guesses past PIN_MAX_ATTEMPTS). With nothing to clear,
+      // checking is one read; otherwise the count and the locks start again in the same statement.
+      const recorded =
+        !upgrade && row.failures === 0 && row.locks === 0
+          ? await em.execute(STILL_UNLOCKED_SQL, [owner.walletId])
+          : await em.execute(SUCCESS_SQL, [upgrade, row.pin_hash, upgrade, owner.walletId]);
       if (recorded.length === 1) return { kind: 'ok' };
       // Locked by other verifications since the read: this success does not count.
       return this.lockedNow(em, owner.walletId);
