@@ -19,7 +19,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startGateway } from './lib/gateway.mjs';
+import { insertPendingRequests, startGateway } from './lib/gateway.mjs';
 import { CLK_TCK, gatewayTicks, median, postgresTicks, run } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,15 +81,9 @@ await client.query(`create table bench_queue (n bigserial primary key, id uuid n
 await client.query(`create sequence bench_queue_n`);
 const approvals = [];
 for (const u of users) {
-  const { rows } = await client.query(
-    `insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at, updated_at, code, payment_url)
-     select gen_random_uuid(), $1, $2, 1.50, 'ETB', 'Order', 'Bench Shop', 'PENDING', now(), now() + interval '1 day', now(), md5(random()::text || g), null
-       from generate_series(1, $3::int) g
-     returning id`,
-    [dev.id, u.walletId, perUser * 2],
-  );
-  rows.slice(0, perUser).forEach((r) => approvals.push(`${u.token}\t${r.id}`));
-  await client.query('insert into bench_queue (id) select unnest($1::uuid[])', [rows.slice(perUser).map((r) => r.id)]);
+  const ids = await insertPendingRequests(client, dev.id, u.walletId, perUser * 2);
+  ids.slice(0, perUser).forEach((id) => approvals.push(`${u.token}\t${id}`));
+  await client.query('insert into bench_queue (id) select unnest($1::uuid[])', [ids.slice(perUser)]);
 }
 await client.query('analyze');
 await client.end();

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildAt } from './lib/build-at.mjs';
-import { startGateway } from './lib/gateway.mjs';
+import { insertPendingRequests, startGateway } from './lib/gateway.mjs';
 import { CLK_TCK, gatewayTicks, median, run } from './lib/proc.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,14 +49,8 @@ for (const side of sides) {
   await client.connect();
   side.approvals = [];
   for (const u of users) {
-    const { rows } = await client.query(
-      `insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at, updated_at, code, payment_url)
-       select gen_random_uuid(), $1, $2, 1.50, 'ETB', 'Order', 'Bench Shop', 'PENDING', now(), now() + interval '1 day', now(), md5(random()::text || g), null
-         from generate_series(1, $3::int) g
-       returning id`,
-      [dev.id, u.walletId, Math.ceil(side.requests / USERS)],
-    );
-    for (const r of rows) side.approvals.push(`${u.token}\t${r.id}`);
+    const ids = await insertPendingRequests(client, dev.id, u.walletId, Math.ceil(side.requests / USERS));
+    for (const id of ids) side.approvals.push(`${u.token}\t${id}`);
   }
   await client.query('analyze');
   const [{ form }] = (await client.query("select split_part(pin_hash, '$', 1) as form from wallet_pins limit 1")).rows;

@@ -107,3 +107,19 @@ export async function startGateway({ root, dir, pgBase, db, env = {} }) {
     },
   };
 }
+
+/**
+ * Writes `count` PENDING requests of `developerId` to `walletId` straight into the table (amount
+ * 1.50 ETB, a day to live) through `client` (a pg client on the gateway's database); their ids.
+ * The approval benchmarks' supply: each approval takes a request of its own.
+ */
+export async function insertPendingRequests(client, developerId, walletId, count) {
+  const { rows } = await client.query(
+    `insert into payment_requests (id, developer_id, wallet_id, amount, currency, description, merchant_name, status, created_at, expires_at, updated_at, code, payment_url)
+     select gen_random_uuid(), $1, $2, 1.50, 'ETB', 'Order', 'Bench Shop', 'PENDING', now(), now() + interval '1 day', now(), md5(random()::text || g), null
+       from generate_series(1, $3::int) g
+     returning id`,
+    [developerId, walletId, count],
+  );
+  return rows.map((r) => r.id);
+}
