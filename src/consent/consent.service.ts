@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Queryable } from '../db/sql.js';
+import type { Queryable, SimpleStatement } from '../db/sql.js';
 import type { Config } from '../config.js';
 import { AppError, badInput, notFound } from '../errors.js';
 import { PinHasher, generatePin, requireNewPin, requirePin } from './pin.js';
@@ -19,6 +19,15 @@ export const NO_PIN_MESSAGE = 'Set a transaction PIN before approving';
 /** The answer while a wallet is locked until an operator unlocks it (PIN_MAX_LOCKS). */
 export const UNLOCK_MESSAGE = 'Approvals are locked after too many failed verifications; ask the wallet operator to unlock them';
 
+/** VERIFICATION_LOCKED for a lock of `seconds` more (Retry-After), or null: until an operator unlocks. */
+function lockedError(seconds: number | null): AppError {
+  return seconds === null
+    ? new AppError('VERIFICATION_LOCKED', UNLOCK_MESSAGE)
+    : new AppError('VERIFICATION_LOCKED', 'Approvals are locked after too many failed verifications; try again later', {
+        'Retry-After': String(seconds),
+      });
+}
+
 /** Stores a PIN's hash, replacing any earlier one and lifting any lock (one statement). */
 const SET_PIN_SQL = `insert into wallet_pins (wallet_id, pin_hash, failures, locks, locked_until, updated_at)
   values ($1, $2, 0, 0, null, now())
@@ -33,8 +42,18 @@ const READ_SQL = `select pin_hash, failures, locks, (locked_until is not null an
 /** Not locked now (a lapsed lock is not a lock). */
 const UNLOCKED = `not (locked_until is not null and locked_until > now())`;
 
-/** Whether the wallet is still unlocked when a success with nothing to clear is taken. */
-const STILL_UNLOCKED_SQL = `select wallet_id from wallet_pins where wallet_id = ? and ${UNLOCKED}`;
+/** Whether the wallet is still unlocked when a success with nothing to clear is taken (`param`: the wallet id's placeholder). */
+const stillUnlockedSql = (param: string): string => `select wallet_id from wallet_pins where wallet_id = ${param} and ${UNLOCKED}`;
+
+/** How `verify` takes a success. */
+export interface VerifyOptions {
+  /**
+   * The caller runs `stillUnlocked(walletId)` first in the transaction that acts on the success,
+   * and answers `lockedError` when it finds no row (the approval: the check rides on its BEGIN).
+   * Otherwise `verify` checks on its own.
+   */
+  readonly unlockedCheckedByCaller?: boolean;
+}
 
 /**
  * A correct verification, recorded only if the wallet is not locked by then: the count and the
@@ -158,9 +177,10 @@ export class ConsentService {
     owner: { userId: string; walletId: string },
     subject: ApprovalSubject | null,
     verification: ApprovalVerification,
+    options: VerifyOptions = {},
   ): Promise<VerificationMethod> {
     const { method } = verification;
-    const verdict = await this.decide(em, owner, subject, verification);
+    const verdict = await this.decide(em, owner, subject, verification, options);
     switch (verdict.kind) {
       case 'ok':
         this.observe(method, 'ok');
@@ -170,11 +190,7 @@ export class ConsentService {
         throw new AppError('VERIFICATION_FAILED', NO_PIN_MESSAGE);
       case 'locked':
         this.observe(method, 'locked');
-        throw verdict.seconds === null
-          ? new AppError('VERIFICATION_LOCKED', UNLOCK_MESSAGE)
-          : new AppError('VERIFICATION_LOCKED', 'Approvals are locked after too many failed verifications; try again later', {
-              'Retry-After': String(verdict.seconds),
-            });
+        throw lockedError(verdict.seconds);
       case 'failed': {
         this.observe(method, 'failed');
         const what = method === 'pin' ? 'Wrong PIN' : 'The passkey did not verify';
@@ -190,12 +206,28 @@ export class ConsentService {
     }
   }
 
+  /**
+   * The check a caller that took `unlockedCheckedByCaller` runs first in its transaction: one row
+   * while the wallet is still unlocked, none once other verifications locked it since the read.
+   */
+  stillUnlocked(walletId: string): SimpleStatement {
+    return { text: stillUnlockedSql('$1'), values: [walletId] };
+  }
+
+  /** The answer when `stillUnlocked` found no row: VERIFICATION_LOCKED as the lock stands (read outside any transaction). */
+  async lockedError(em: EntityManager, walletId: string, method: VerificationMethod): Promise<AppError> {
+    this.observe(method, 'locked');
+    const verdict = await this.lockedNow(em, walletId);
+    return lockedError(verdict.kind === 'locked' ? verdict.seconds : null);
+  }
+
   /** Read, compare outside any transaction, record conditionally (see the class). */
   private async decide(
     em: EntityManager,
     owner: { userId: string; walletId: string },
     subject: ApprovalSubject | null,
     verification: ApprovalVerification,
+    options: VerifyOptions = {},
   ): Promise<Verdict> {
     const [row] = await em.execute<PinRow[]>(READ_SQL, [owner.walletId]);
     if (!row) return { kind: 'none' };
@@ -210,14 +242,16 @@ export class ConsentService {
       ok = subject !== null && (await this.passkeys.verifyApproval(em, owner.userId, subject, verification.assertion));
     }
     if (ok) {
-      // A success counts only if the wallet is still unlocked now: guesses read in parallel before a
-      // lock are compared, but one that is right cannot pay once the wrong ones have locked the
-      // wallet (else parallelism would buy guesses past PIN_MAX_ATTEMPTS). With nothing to clear,
-      // checking is one read; otherwise the count and the locks start again in the same statement.
-      const recorded =
-        !upgrade && row.failures === 0 && row.locks === 0
-          ? await em.execute(STILL_UNLOCKED_SQL, [owner.walletId])
-          : await em.execute(SUCCESS_SQL, [upgrade, row.pin_hash, upgrade, owner.walletId]);
+      // A success counts only if the wallet is still unlocked when it is taken: guesses read in
+      // parallel before a lock are compared, but one that is right cannot act once the wrong ones
+      // have locked the wallet (else parallelism would buy guesses past PIN_MAX_ATTEMPTS). With
+      // nothing to clear, that is one read (or the caller's, on its transaction's BEGIN); otherwise
+      // the count and the locks start again in the same statement.
+      const nothingToClear = !upgrade && row.failures === 0 && row.locks === 0;
+      if (nothingToClear && options.unlockedCheckedByCaller) return { kind: 'ok' };
+      const recorded = nothingToClear
+        ? await em.execute(stillUnlockedSql('?'), [owner.walletId])
+        : await em.execute(SUCCESS_SQL, [upgrade, row.pin_hash, upgrade, owner.walletId]);
       if (recorded.length === 1) return { kind: 'ok' };
       // Locked by other verifications since the read: this success does not count.
       return this.lockedNow(em, owner.walletId);

@@ -241,6 +241,9 @@ function claimSql(owner: Owner, to: PaymentRequestStatus): string {
  * (`WHERE status = 'PENDING' AND NOT overdue`, by the database's clock): of any set of
  * concurrent approve / reject / cancel / expire calls exactly one wins.
  */
+/** The approval found the wallet locked on its transaction's BEGIN (rolled back; answered after). */
+class LockedSince extends Error {}
+
 export class PaymentRequestService {
   /** Development only: wallets whose requests live shorter than PAYMENT_REQUEST_TTL_SECONDS (see setSandboxLifetime). */
   private readonly sandboxLifetimes = new Map<string, number>();
@@ -588,13 +591,19 @@ export class PaymentRequestService {
     const checked = this.consent.parseVerification(verification);
     requireUuid(id);
     const { walletId, subject } = await this.approvalSubject(work, userId, id);
-    const method = await this.consent.verify(work.em, { userId, walletId }, subject, checked);
+    // The verification's "still unlocked" check rides on the money transaction's BEGIN (no round trip of its own).
+    const method = await this.consent.verify(work.em, { userId, walletId }, subject, checked, { unlockedCheckedByCaller: true });
     try {
-      const pr = await work.transaction((tx) => this.decide(tx, { userId }, id, PaymentRequestStatus.APPROVED, { method }));
+      const pr = await work.transaction(
+        (tx, unlocked) => (unlocked.length === 1 ? this.decide(tx, { userId }, id, PaymentRequestStatus.APPROVED, { method }) : Promise.reject(new LockedSince())),
+        { begin: this.consent.stillUnlocked(walletId) },
+      );
       this.observe('approved');
       this.decided('approved', decisionSeconds(pr.createdAt, pr.updatedAt));
       return pr;
     } catch (err) {
+      // Other verifications locked the wallet between this one's read and its approval: it does not count.
+      if (err instanceof LockedSince) throw await this.consent.lockedError(work.em, walletId, method);
       if (err instanceof AppError && err.code === 'INSUFFICIENT_FUNDS') this.observe('insufficient_funds');
       throw err;
     }
