@@ -3,7 +3,7 @@
  * `changeTransactionPin` calls by one user with her right PIN, at the production hash settings,
  * while another user approves and a merchant reads a status. The others succeed, no answer is
  * SERVICE_UNAVAILABLE, the pool never runs out ("Timeout acquiring a connection" never logged),
- * and no database session sits idle in a transaction on `wallet_pins` (a connection and a row lock
+ * and no database session sits idle in a transaction holding a row lock on `wallet_pins` (a connection and a row lock
  * held while a PIN is compared, as the old `select … for update` did).
  */
 import { TEST_PIN, factories, gql, startTestApp, type TestApp } from '../helpers/app.js';
@@ -34,9 +34,12 @@ describeOnServer('a flood of one user\'s PIN verifications', 'the embedded datab
     const watch = (async () => {
       while (watching) {
         const [row] = await watcher.execute<Array<{ n: number }>>(
-          `select count(*)::int as n from pg_stat_activity
-            where datname = current_database() and pid <> pg_backend_pid() and query ilike '%wallet_pins%'
-              and state like 'idle in transaction%'`,
+          // A session waiting on the gateway inside a transaction while holding a row-level lock
+          // mode on wallet_pins (what `select … for update` takes); a plain read of the row, as
+          // the approval's transaction makes on its BEGIN, holds none.
+          `select count(distinct a.pid)::int as n from pg_stat_activity a join pg_locks l on l.pid = a.pid
+            where a.datname = current_database() and a.pid <> pg_backend_pid() and a.state like 'idle in transaction%'
+              and l.relation = 'wallet_pins'::regclass and l.mode in ('RowShareLock', 'RowExclusiveLock')`,
         );
         held.push(row!.n);
       }
